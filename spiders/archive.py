@@ -1,0 +1,212 @@
+"""The raw archive: every response, as WARC records, one file per provider per day.
+
+`snapshots/<YYYY-MM-DD>/<provider>.warc.gz` holds, for each capture, a `response` record (status,
+headers, body, capture time, SHA-256 of the body) and a `request` record (method, URL and body:
+GraphQL is a POST). A rerun on the same day appends; nothing already archived is ever rewritten
+in place: the new file is built beside the old one and renamed over it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from warehouse.contract import CaptureMeta
+
+H_PROVIDER = "X-Gpuprices-Provider"
+H_SHA256 = "X-Gpuprices-Payload-SHA256"
+H_ORIGIN = "X-Gpuprices-Origin"
+H_RENDERED = "X-Gpuprices-Rendered"
+
+_REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
+
+
+@dataclass
+class Capture:
+    """One archived response and the request that produced it."""
+
+    provider: str
+    url: str
+    body: bytes
+    captured_at: dt.datetime
+    status: int = 200
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    method: str = "GET"
+    request_body: bytes | None = None
+    origin: str | None = None  # where an imported capture came from (SOURCES line)
+    rendered: bool = False  # body is a DOM rendered by a browser, not the bytes served
+    sha256: str = ""
+
+    def __post_init__(self) -> None:
+        if self.captured_at.tzinfo is None:
+            raise ValueError("captured_at must be timezone-aware")
+        if not self.sha256:
+            self.sha256 = hashlib.sha256(self.body).hexdigest()
+
+    @property
+    def snapshot_date(self) -> dt.date:
+        return self.captured_at.astimezone(dt.UTC).date()
+
+    @property
+    def content_type(self) -> str:
+        for k, v in self.headers:
+            if k.lower() == "content-type":
+                return v
+        return ""
+
+    def meta(self) -> CaptureMeta:
+        return CaptureMeta(
+            provider=self.provider,
+            url=self.url,
+            captured_at=self.captured_at,
+            sha256=self.sha256,
+            method=self.method,
+            request_body=self.request_body,
+            status=self.status,
+            content_type=self.content_type,
+        )
+
+
+def archive_path(root: Path, provider: str, day: dt.date) -> Path:
+    return Path(root) / day.isoformat() / f"{provider}.warc.gz"
+
+
+def _warc_date(ts: dt.datetime) -> str:
+    return ts.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _write_records(writer: WARCWriter, cap: Capture) -> None:
+    status_line = f"{cap.status} {_REASONS.get(cap.status, 'Status')}"
+    http_headers = StatusAndHeaders(status_line, list(cap.headers), protocol="HTTP/1.1")
+    warc_headers = {
+        "WARC-Date": _warc_date(cap.captured_at),
+        H_PROVIDER: cap.provider,
+        H_SHA256: cap.sha256,
+    }
+    if cap.origin:
+        warc_headers[H_ORIGIN] = cap.origin
+    if cap.rendered:
+        warc_headers[H_RENDERED] = "true"
+    resp = writer.create_warc_record(
+        cap.url,
+        "response",
+        payload=io.BytesIO(cap.body),
+        http_headers=http_headers,
+        warc_headers_dict=warc_headers,
+    )
+    writer.write_record(resp)
+    path = cap.url.split("/", 3)[3] if cap.url.count("/") >= 3 else ""
+    host = cap.url.split("/")[2] if cap.url.count("/") >= 2 else ""
+    req_headers = StatusAndHeaders(
+        f"{cap.method} /{path} HTTP/1.1", [("Host", host)], is_http_request=True
+    )
+    req = writer.create_warc_record(
+        cap.url,
+        "request",
+        payload=io.BytesIO(cap.request_body or b""),
+        http_headers=req_headers,
+        warc_headers_dict={
+            "WARC-Date": _warc_date(cap.captured_at),
+            "WARC-Concurrent-To": resp.rec_headers.get_header("WARC-Record-ID"),
+        },
+    )
+    writer.write_record(req)
+
+
+def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
+    """Archive captures under their provider and capture date. Returns the files touched.
+
+    Each day file is rebuilt as old bytes + new records in a `.part` file and renamed over the
+    old one, so a crash leaves either the old archive or the new one, never half of either.
+    """
+    groups: dict[Path, list[Capture]] = {}
+    for cap in captures:
+        groups.setdefault(archive_path(root, cap.provider, cap.snapshot_date), []).append(cap)
+    for path, caps in groups.items():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+        part = path.with_name(path.name + ".part")
+        with part.open("wb") as out:
+            if path.exists():
+                with path.open("rb") as old:
+                    shutil.copyfileobj(old, out)
+            writer = WARCWriter(out, gzip=True, warc_version="1.1")
+            for cap in caps:
+                _write_records(writer, cap)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(part, path)
+    return list(groups)
+
+
+def read_captures(path: Path) -> Iterator[Capture]:
+    """Every capture in one archive file, in the order it was written."""
+    pending: dict[str, Capture] = {}
+    order: list[str] = []
+    with Path(path).open("rb") as fh:
+        for rec in ArchiveIterator(fh):
+            if rec.rec_type == "response":
+                rid = rec.rec_headers.get_header("WARC-Record-ID")
+                http = rec.http_headers
+                body = rec.content_stream().read()
+                ts = dt.datetime.fromisoformat(
+                    rec.rec_headers.get_header("WARC-Date").replace("Z", "+00:00")
+                )
+                pending[rid] = Capture(
+                    provider=rec.rec_headers.get_header(H_PROVIDER) or path.name.split(".")[0],
+                    url=rec.rec_headers.get_header("WARC-Target-URI"),
+                    body=body,
+                    captured_at=ts,
+                    status=int(http.get_statuscode() or 0) if http else 0,
+                    headers=list(http.headers) if http else [],
+                    origin=rec.rec_headers.get_header(H_ORIGIN),
+                    rendered=rec.rec_headers.get_header(H_RENDERED) == "true",
+                    sha256=hashlib.sha256(body).hexdigest(),
+                )
+                order.append(rid)
+            elif rec.rec_type == "request":
+                target = rec.rec_headers.get_header("WARC-Concurrent-To")
+                cap = pending.get(target)
+                if cap is not None:
+                    cap.method = rec.http_headers.protocol if rec.http_headers else "GET"
+                    body = rec.content_stream().read()
+                    cap.request_body = body or None
+    for rid in order:
+        yield pending[rid]
+
+
+def latest_per_request(captures: Iterable[Capture]) -> list[Capture]:
+    """The last capture of each distinct request (method, URL, body) of a day: a rerun that
+    fetched a page again supersedes the earlier fetch for parsing, but both stay archived."""
+    latest: dict[tuple[str, str, bytes | None], Capture] = {}
+    for cap in captures:
+        key = (cap.method, cap.url, cap.request_body)
+        prev = latest.get(key)
+        if prev is None or cap.captured_at >= prev.captured_at:
+            latest[key] = cap
+    return sorted(latest.values(), key=lambda c: (c.captured_at, c.url))
+
+
+def list_archives(root: Path) -> list[tuple[dt.date, str, Path]]:
+    """(snapshot date, provider, path) of every archive file under root, oldest first."""
+    found = []
+    root = Path(root)
+    if not root.is_dir():
+        return found
+    for day_dir in sorted(root.iterdir()):
+        try:
+            day = dt.date.fromisoformat(day_dir.name)
+        except ValueError:
+            continue
+        for f in sorted(day_dir.glob("*.warc.gz")):
+            found.append((day, f.name.removesuffix(".warc.gz"), f))
+    return found

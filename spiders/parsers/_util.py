@@ -1,0 +1,49 @@
+"""Small helpers shared by the provider parsers."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from spiders.parsers import ParseError
+from warehouse.contract import CaptureMeta
+
+_PRICE = re.compile(r"\$?\s*([0-9][0-9,]*(?:\s?\.\s?[0-9]+)?)")
+
+
+def parse_price(text: str | float | int | None) -> float | None:
+    """A price from a cell or field, or None for the placeholders that mean 'not offered'
+    ('Contact sales', 'N/A', '––', '', 0). Tolerates '$2 .0000/ 1 hour' and '1,234.5'."""
+    if text is None:
+        return None
+    if isinstance(text, int | float):
+        return float(text) if text > 0 else None
+    m = _PRICE.search(text)
+    if not m:
+        return None
+    value = float(re.sub(r"[\s,]", "", m.group(1)))
+    return value if value > 0 else None
+
+
+def load_json(body: bytes, meta: CaptureMeta) -> Any:
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(meta.provider, meta.url, f"body is not valid JSON ({exc})") from exc
+
+
+def looks_like_html(body: bytes) -> bool:
+    head = body[:4096].lstrip().lower()
+    return head.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<div", b"<script",
+                            b"<table", b"<tr", b"<a ", b"<section", b"<main", b"<meta", b"<th"))
+
+
+def decode_html(body: bytes, meta: CaptureMeta) -> str:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(meta.provider, meta.url, "body is not UTF-8 text") from exc
+    if "<" not in text:
+        raise ParseError(meta.provider, meta.url, "body is not HTML")
+    return text

@@ -1,0 +1,38 @@
+"""Sources: what to fetch for each provider, one module per provider.
+
+A module `spiders/sources/<provider>.py` exposes
+
+- `start_requests(env: Mapping[str, str]) -> list[RequestSpec]`: the first requests of a live
+  crawl (env is os.environ, for optional API keys);
+- optionally `follow(capture: Capture) -> list[RequestSpec]`: further requests read off a fetched
+  response (pagination such as Azure's NextPageLink or GCP's nextPageToken, links in an index).
+
+The generic Scrapy spider in `spiders/crawl.py` runs them, archives every response before
+anything parses it, and never needs to know a provider's details. Keeping the fetch plan as plain
+data means it is testable without a network or a reactor.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from warehouse.contract import PROVIDERS
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    url: str
+    method: str = "GET"
+    body: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    browser: bool = False  # render in headless Chromium (scrapy-playwright); archive the DOM
+    max_bytes: int | None = None  # override of the response size bound (huge AWS offer files)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def source_for(provider: str):
+    if provider not in PROVIDERS:
+        raise KeyError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
+    return importlib.import_module(f"spiders.sources.{provider}")

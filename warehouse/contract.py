@@ -1,0 +1,186 @@
+"""The offer contract: one row = one price for one purchasable thing on one snapshot date.
+
+The column list is frozen (DESIGN.md). Adding a column is a deliberate change: append it to
+OFFER_COLUMNS and OFFER_SCHEMA together and teach `conform_table` its default, so that Parquet
+files written before the change still load.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe")
+PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
+
+OFFER_SCHEMA = pa.schema(
+    [
+        pa.field("snapshot_date", pa.date32(), nullable=False),
+        pa.field("captured_at", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("provider", pa.string(), nullable=False),
+        pa.field("source_url", pa.string(), nullable=False),
+        pa.field("raw_sha256", pa.string(), nullable=False),
+        pa.field("sku", pa.string(), nullable=False),
+        pa.field("region", pa.string()),
+        pa.field("gpu_model", pa.string(), nullable=False),
+        pa.field("gpu_memory_gb", pa.float64()),
+        # GPUs per instance; fractional for GPU slices (AWS g6f, MIG partitions).
+        pa.field("gpu_count", pa.float64(), nullable=False),
+        pa.field("vcpus", pa.float64()),
+        pa.field("ram_gb", pa.float64()),
+        pa.field("interconnect", pa.string()),
+        pa.field("pricing_model", pa.string(), nullable=False),
+        pa.field("commitment_months", pa.int32()),
+        pa.field("price_per_hour", pa.float64(), nullable=False),
+        pa.field("currency", pa.string(), nullable=False),
+        pa.field("price_per_gpu_hour", pa.float64(), nullable=False),
+        pa.field("effective_from", pa.date32()),
+        pa.field("billing_increment_s", pa.int32()),
+        pa.field("min_billing_s", pa.int32()),
+        pa.field("available", pa.bool_()),
+        # JSON object text: what only one provider has (never a column for one provider).
+        pa.field("extra", pa.string()),
+    ]
+)
+OFFER_COLUMNS = tuple(OFFER_SCHEMA.names)
+
+
+class ContractError(ValueError):
+    """A row that does not satisfy the offer contract."""
+
+
+@dataclass
+class CaptureMeta:
+    """Where a raw body came from; handed to every parser beside the bytes."""
+
+    provider: str
+    url: str
+    captured_at: dt.datetime
+    sha256: str = ""
+    method: str = "GET"
+    request_body: bytes | None = None
+    status: int = 200
+    content_type: str = ""
+
+    @property
+    def snapshot_date(self) -> dt.date:
+        return self.captured_at.astimezone(dt.UTC).date()
+
+
+@dataclass
+class Offer:
+    """One parsed price. `gpu_model` is None when the provider's wording mapped to nothing:
+    such rows are quarantined by the check stage, never loaded."""
+
+    snapshot_date: dt.date
+    captured_at: dt.datetime
+    provider: str
+    source_url: str
+    raw_sha256: str
+    sku: str
+    region: str | None
+    gpu_model: str | None
+    gpu_memory_gb: float | None
+    gpu_count: float
+    vcpus: float | None
+    ram_gb: float | None
+    interconnect: str | None
+    pricing_model: str
+    commitment_months: int | None
+    price_per_hour: float
+    currency: str
+    price_per_gpu_hour: float
+    effective_from: dt.date | None
+    billing_increment_s: int | None
+    min_billing_s: int | None
+    available: bool | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_row(self) -> dict[str, Any]:
+        row = {name: getattr(self, name) for name in OFFER_COLUMNS}
+        row["extra"] = json.dumps(self.extra, sort_keys=True, default=str)
+        return row
+
+
+def make_offer(
+    meta: CaptureMeta,
+    *,
+    sku: str,
+    gpu_model: str | None,
+    gpu_count: float,
+    price_per_hour: float,
+    pricing_model: str,
+    region: str | None = None,
+    gpu_memory_gb: float | None = None,
+    vcpus: float | None = None,
+    ram_gb: float | None = None,
+    interconnect: str | None = None,
+    commitment_months: int | None = None,
+    currency: str = "USD",
+    effective_from: dt.date | None = None,
+    billing_increment_s: int | None = None,
+    min_billing_s: int | None = None,
+    available: bool | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Offer:
+    """Build an offer from a capture, deriving the per-GPU price. Raises ContractError when the
+    values break the contract, so a parser bug is loud at the row that caused it."""
+    if meta.provider not in PROVIDERS:
+        raise ContractError(f"unknown provider {meta.provider!r}")
+    if pricing_model not in PRICING_MODELS:
+        raise ContractError(f"{meta.provider}: unknown pricing_model {pricing_model!r} for {sku}")
+    if not (isinstance(price_per_hour, int | float) and math.isfinite(price_per_hour)):
+        raise ContractError(f"{meta.provider}: price {price_per_hour!r} for {sku} is not a number")
+    if price_per_hour <= 0:
+        raise ContractError(f"{meta.provider}: price {price_per_hour} for {sku} is not positive")
+    if not gpu_count or gpu_count <= 0:
+        raise ContractError(f"{meta.provider}: GPU count {gpu_count!r} for {sku} is not positive")
+    captured = meta.captured_at.astimezone(dt.UTC)
+    return Offer(
+        snapshot_date=captured.date(),
+        captured_at=captured,
+        provider=meta.provider,
+        source_url=meta.url,
+        raw_sha256=meta.sha256,
+        sku=sku,
+        region=region,
+        gpu_model=gpu_model,
+        gpu_memory_gb=gpu_memory_gb,
+        gpu_count=float(gpu_count),
+        vcpus=vcpus,
+        ram_gb=ram_gb,
+        interconnect=interconnect,
+        pricing_model=pricing_model,
+        commitment_months=commitment_months,
+        price_per_hour=float(price_per_hour),
+        currency=currency,
+        price_per_gpu_hour=float(price_per_hour) / float(gpu_count),
+        effective_from=effective_from,
+        billing_increment_s=billing_increment_s,
+        min_billing_s=min_billing_s,
+        available=available,
+        extra=dict(extra or {}),
+    )
+
+
+def offers_to_table(offers: list[Offer]) -> pa.Table:
+    """Offers as an Arrow table in the frozen column order."""
+    rows = [o.as_row() for o in offers]
+    return pa.Table.from_pylist(rows, schema=OFFER_SCHEMA)
+
+
+def conform_table(table: pa.Table) -> pa.Table:
+    """Bring a table written under an older contract to the current one: columns it lacks are
+    added as nulls, columns are put in the frozen order and cast to the frozen types."""
+    columns = []
+    for f in OFFER_SCHEMA:
+        if f.name in table.column_names:
+            columns.append(table.column(f.name).cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, type=f.type))
+    return pa.Table.from_arrays(columns, schema=OFFER_SCHEMA.remove_metadata())
