@@ -210,3 +210,72 @@ def list_archives(root: Path) -> list[tuple[dt.date, str, Path]]:
         for f in sorted(day_dir.glob("*.warc.gz")):
             found.append((day, f.name.removesuffix(".warc.gz"), f))
     return found
+
+
+class ArchiveSession:
+    """Archive responses as they arrive during a crawl, one `.part` file per day file, merged
+    into the day file when the session closes. A session that died leaves its `.part` behind;
+    the next session on that folder merges it first, so no fetched response is lost."""
+
+    def __init__(self, root: Path, provider: str) -> None:
+        self.root = Path(root)
+        self.provider = provider
+        self._open: dict[Path, tuple[Path, object, WARCWriter]] = {}
+        self.written = 0
+        self.recover()
+
+    def _part_for(self, path: Path) -> Path:
+        return path.with_name(f"{path.name}.session-{os.getpid()}.part")
+
+    def write(self, cap: Capture) -> None:
+        path = archive_path(self.root, cap.provider, cap.snapshot_date)
+        if path not in self._open:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
+            part = self._part_for(path)
+            fh = part.open("ab")
+            self._open[path] = (part, fh, WARCWriter(fh, gzip=True, warc_version="1.1"))
+        _, fh, writer = self._open[path]
+        _write_records(writer, cap)
+        fh.flush()
+        os.fsync(fh.fileno())
+        self.written += 1
+
+    def close(self) -> list[Path]:
+        done = []
+        for path, (part, fh, _) in self._open.items():
+            fh.close()
+            _merge_part(path, part)
+            done.append(path)
+        self._open.clear()
+        return done
+
+    def recover(self) -> None:
+        """Merge `.part` files left by sessions that did not close."""
+        for part in self.root.glob(f"*/{self.provider}.warc.gz.session-*.part"):
+            pid = part.name.rsplit("session-", 1)[1].removesuffix(".part")
+            if pid.isdigit() and _pid_alive(int(pid)):
+                continue
+            _merge_part(part.with_name(f"{self.provider}.warc.gz"), part)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def _merge_part(path: Path, part: Path) -> None:
+    tmp = path.with_name(path.name + ".merge.part")
+    with tmp.open("wb") as out:
+        for src in (path, part):
+            if src.exists():
+                with src.open("rb") as fh:
+                    shutil.copyfileobj(fh, out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+    part.unlink()

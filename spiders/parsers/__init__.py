@@ -52,3 +52,12 @@ def parse_body(body: bytes, meta: CaptureMeta) -> list[Offer]:
     if not offers:
         raise ParseError(meta.provider, meta.url, "no offers in a page that should have prices")
     return offers
+
+
+def postprocess(provider: str, offers: list[Offer], captures: list) -> list[Offer]:
+    """A provider's whole-day step after each capture was parsed alone, for facts that span
+    captures (AWS: spot offers take the interruption band from the day's spot-advisor capture).
+    A parser module opts in by defining `postprocess(offers, captures) -> offers`."""
+    module = importlib.import_module(f"spiders.parsers.{provider}")
+    hook = getattr(module, "postprocess", None)
+    return offers if hook is None else hook(offers, captures)

@@ -1,0 +1,277 @@
+"""The `gpuprices` command line."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from flows import pipeline
+from flows.config import Settings, prefect_env, settings_from
+from warehouse.contract import PROVIDERS
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="GPU cloud price snapshots, a DuckDB price warehouse and sizing.")
+console = Console()
+err = Console(stderr=True)
+
+DataDir = Annotated[Path | None, typer.Option(
+    "--data-dir", help="Data folder (lake, warehouse.duckdb, Prefect home). "
+                       "Default: $GPUPRICES_HOME or ./data")]
+ArchiveDir = Annotated[Path | None, typer.Option(
+    "--archive", help="Raw archive root. Default: $GPUPRICES_ARCHIVE or the repo's snapshots/")]
+ProviderOpt = Annotated[list[str] | None, typer.Option(
+    "--provider", "-p", help="Provider (repeatable). Default: all eight.")]
+
+
+def _settings(data_dir: Path | None, archive: Path | None = None) -> Settings:
+    return settings_from(data_dir, archive).ensure()
+
+
+def _providers(names: list[str] | None) -> list[str]:
+    names = names or list(PROVIDERS)
+    unknown = [n for n in names if n not in PROVIDERS]
+    if unknown:
+        raise typer.BadParameter(f"unknown provider(s) {unknown}; known: {', '.join(PROVIDERS)}")
+    return names
+
+
+def _status_table(results: list[pipeline.DayResult]) -> Table:
+    t = Table(title="providers")
+    for col in ("provider", "snapshots", "latest", "status", "rows", "quarantined", "problem"):
+        t.add_column(col)
+    by_provider: dict[str, list[pipeline.DayResult]] = {}
+    for r in results:
+        by_provider.setdefault(r.provider, []).append(r)
+    for provider, rs in by_provider.items():
+        dated = [r for r in rs if r.snapshot_date]
+        latest = max((r.snapshot_date for r in dated), default=None)
+        worst = ("failed" if any(r.status == "failed" for r in rs)
+                 else "degraded" if any(r.status == "degraded" for r in rs) else "ok")
+        problems = [e for r in rs for e in r.errors]
+        unmapped = sorted({u for r in rs for u in r.unmapped})
+        if unmapped:
+            problems.append("unmapped GPU names: " + ", ".join(unmapped[:8])
+                            + (" …" if len(unmapped) > 8 else ""))
+        style = {"ok": "green", "degraded": "yellow", "failed": "red"}[worst]
+        t.add_row(provider, str(len(dated)), str(latest or "-"), f"[{style}]{worst}[/{style}]",
+                  str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
+                  (problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+                  if problems else "")
+    return t
+
+
+def _report(results: list[pipeline.DayResult]) -> int:
+    console.print(_status_table(results))
+    failed = [r for r in results if r.status == "failed"]
+    for r in failed:
+        for e in r.errors:
+            err.print(f"[red]FAILED[/red] {e}", markup=True, highlight=False)
+    return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def run_lock(settings: Settings) -> Iterator[None]:
+    """At most one pipeline run per data folder: a second one says so and exits."""
+    path = settings.data_dir / "nightly.lock"
+    fh = path.open("a+")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        holder = fh.read().strip() or "another process"
+        err.print(f"another gpuprices run is in progress ({holder}); not starting a second one")
+        raise typer.Exit(3) from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"pid {os.getpid()} since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%SZ}")
+    fh.flush()
+    try:
+        yield
+    finally:
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        fh.close()
+
+
+def _run_direct(settings: Settings, providers: list[str], replay: str | None
+                ) -> list[pipeline.DayResult]:
+    results: list[pipeline.DayResult] = []
+    for p in providers:
+        if replay is None:
+            results.append(pipeline.live_day(settings, p))
+            continue
+        got = pipeline.reparse(settings, p, pipeline.parse_dates(replay, settings, [p]))
+        results.extend(got or [pipeline.DayResult(
+            provider=p, snapshot_date=None, status="failed",
+            errors=[f"{p}: no archived snapshot for {replay}"])])
+    pipeline.load(settings, results, pipeline.new_run_id())
+    return results
+
+
+def _mode(live: bool, replay: str | None) -> str | None:
+    if live and replay:
+        raise typer.BadParameter("--live and --replay exclude each other")
+    return replay
+
+
+@app.command()
+def crawl(
+    provider: ProviderOpt = None,
+    live: Annotated[bool, typer.Option("--live", help="Fetch from the real sites (default).")]
+    = False,
+    replay: Annotated[str | None, typer.Option(
+        "--replay", help="Parse archived captures instead: a date YYYY-MM-DD or 'all'.")] = None,
+    data_dir: DataDir = None,
+    archive: ArchiveDir = None,
+) -> None:
+    """Crawl (or replay) providers without Prefect: crawl → parse → check → load."""
+    settings = _settings(data_dir, archive)
+    replay = _mode(live, replay)
+    with run_lock(settings):
+        results = _run_direct(settings, _providers(provider), replay)
+    raise typer.Exit(_report(results))
+
+
+@app.command()
+def reparse(
+    provider: ProviderOpt = None,
+    date: Annotated[str, typer.Option(help="A date YYYY-MM-DD or 'all'.")] = "all",
+    data_dir: DataDir = None,
+    archive: ArchiveDir = None,
+) -> None:
+    """Rebuild offers from the raw archive with today's parsers and reload them."""
+    settings = _settings(data_dir, archive)
+    with run_lock(settings):
+        results = _run_direct(settings, _providers(provider), date)
+    raise typer.Exit(_report(results))
+
+
+@app.command()
+def load(
+    provider: ProviderOpt = None,
+    date: Annotated[str | None, typer.Option(help="Only this date (YYYY-MM-DD).")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Load the Parquet lake into DuckDB (idempotent per snapshot date and provider)."""
+    from warehouse import db
+
+    settings = _settings(data_dir)
+    con = db.connect(settings.db_path)
+    try:
+        db.init_schema(con)
+        counts = db.load_lake(con, settings.lake_root,
+                              dates=[dt.date.fromisoformat(date)] if date else None,
+                              providers=_providers(provider))
+    finally:
+        con.close()
+    console.print(f"loaded {sum(counts.values())} rows from {len(counts)} partitions")
+
+
+@app.command()
+def nightly(
+    provider: ProviderOpt = None,
+    live: Annotated[bool, typer.Option("--live", help="Fetch from the real sites (default).")]
+    = False,
+    replay: Annotated[str | None, typer.Option(
+        "--replay", help="Replay archived captures: a date YYYY-MM-DD or 'all'.")] = None,
+    data_dir: DataDir = None,
+    archive: ArchiveDir = None,
+) -> None:
+    """The nightly Prefect flow: per provider crawl (own process), parse, check; then load.
+    Prints a per-provider status table; exits non-zero when a provider failed."""
+    settings = _settings(data_dir, archive)
+    replay = _mode(live, replay)
+    os.environ.update(prefect_env(settings))
+    from flows.nightly import nightly_flow  # Prefect reads its environment on import
+
+    with run_lock(settings):
+        results = nightly_flow(settings, _providers(provider), replay)
+    raise typer.Exit(_report(results))
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL against warehouse.duckdb (read-only).")],
+    data_dir: DataDir = None,
+    limit: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
+) -> None:
+    """Run a query against the warehouse and print the result as a table."""
+    from warehouse import db
+
+    settings = settings_from(data_dir)
+    if not settings.db_path.exists():
+        err.print(f"no warehouse at {settings.db_path}: run `gpuprices nightly --replay all`")
+        raise typer.Exit(2)
+    con = db.connect(settings.db_path, read_only=True)
+    try:
+        cur = con.execute(query)
+        names = [d[0] for d in cur.description] if cur.description else []
+        rows = cur.fetchmany(limit + 1)
+    except Exception as exc:
+        err.print(f"query failed: {exc}")
+        raise typer.Exit(2) from None
+    finally:
+        con.close()
+    t = Table(show_lines=False)
+    for n in names:
+        t.add_column(n, overflow="fold")
+    for row in rows[:limit]:
+        t.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)
+                    for v in row))
+    console.print(t)
+    if len(rows) > limit:
+        console.print(f"(first {limit} rows shown; use --limit)")
+
+
+@app.command("import-capture")
+def import_capture(
+    file: Annotated[Path | None, typer.Argument(help="The captured body (HTML, JSON, CSV…).")]
+    = None,
+    provider: Annotated[str | None, typer.Option(help="Provider id.")] = None,
+    url: Annotated[str | None, typer.Option(help="The ORIGINAL URL the body was served at.")]
+    = None,
+    captured_at: Annotated[str | None, typer.Option(
+        help="Capture time: ISO date/time or a Wayback timestamp (UTC).")] = None,
+    method: Annotated[str, typer.Option(help="HTTP method of the request.")] = "GET",
+    request_body: Annotated[str | None, typer.Option(help="Request body (POST).")] = None,
+    origin: Annotated[str | None, typer.Option(help="Where the bytes came from.")] = None,
+    manifest: Annotated[Path | None, typer.Option(
+        help="Import every row of a manifest CSV instead of one file.")] = None,
+    archive: ArchiveDir = None,
+) -> None:
+    """Wrap an existing capture into the raw archive under its original URL and date."""
+    from spiders.importer import import_capture as do_import
+    from spiders.importer import import_manifest, parse_timestamp
+
+    settings = settings_from(None, archive)
+    if manifest:
+        done = import_manifest(settings.archive_root, manifest)
+        added = sum(1 for _, new in done if new)
+        console.print(f"{added} captures archived, {len(done) - added} already there")
+        return
+    if not (file and provider and url and captured_at):
+        raise typer.BadParameter("give FILE with --provider, --url and --captured-at, "
+                                 "or --manifest")
+    if provider not in PROVIDERS:
+        raise typer.BadParameter(f"unknown provider {provider!r}")
+    path, new = do_import(settings.archive_root, file, provider, url,
+                          parse_timestamp(captured_at), method=method,
+                          request_body=request_body.encode() if request_body else None,
+                          origin=origin)
+    console.print(f"{'archived in' if new else 'already in'} {path}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""Where data goes: one data folder for the lake, the DuckDB file and Prefect's home."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    archive_root: Path
+
+    @property
+    def lake_root(self) -> Path:
+        return self.data_dir / "lake"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "warehouse.duckdb"
+
+    @property
+    def prefect_home(self) -> Path:
+        return self.data_dir / "prefect"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.data_dir / "runs"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.data_dir / "reports"
+
+    def ensure(self) -> Settings:
+        # Owner-only write: the archive and the warehouse are the record of what was seen.
+        for d in (self.data_dir, self.lake_root, self.runs_dir):
+            d.mkdir(parents=True, exist_ok=True, mode=0o755)
+        return self
+
+
+def settings_from(data_dir: str | Path | None = None,
+                  archive_root: str | Path | None = None) -> Settings:
+    """Data folder from the argument, else GPUPRICES_HOME, else ./data; the raw archive from the
+    argument, else GPUPRICES_ARCHIVE, else the repo's snapshots/ (which ships real captures)."""
+    data = Path(data_dir or os.environ.get("GPUPRICES_HOME") or "data").resolve()
+    archive = Path(
+        archive_root or os.environ.get("GPUPRICES_ARCHIVE") or REPO_ROOT / "snapshots"
+    ).resolve()
+    return Settings(data_dir=data, archive_root=archive)
+
+
+def prefect_env(settings: Settings) -> dict[str, str]:
+    """Environment for Prefect: its home inside the data folder and no telemetry."""
+    return {
+        "PREFECT_HOME": str(settings.prefect_home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
+    }

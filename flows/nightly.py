@@ -1,0 +1,49 @@
+"""The nightly Prefect flow: for every provider crawl (own process) → parse → check → store, then
+load everything into DuckDB and write the run summary.
+
+Import this module only after Prefect's environment is set (flows.config.prefect_env): Prefect
+reads PREFECT_HOME when it is imported.
+"""
+
+from __future__ import annotations
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows import pipeline
+from flows.config import Settings
+from flows.pipeline import DayResult
+
+
+@task(name="crawl-parse-check", retries=1, retry_delay_seconds=30, cache_policy=NO_CACHE)
+def provider_task(settings: Settings, provider: str, replay: str | None) -> list[DayResult]:
+    """One provider end to end up to the lake. Live: its spider runs in a child process."""
+    if replay is None:
+        return [pipeline.live_day(settings, provider)]
+    dates = pipeline.parse_dates(replay, settings, [provider])
+    results = pipeline.reparse(settings, provider, dates)
+    if not results:
+        return [DayResult(provider=provider, snapshot_date=None, status="failed",
+                          errors=[f"{provider}: no archived snapshot for {replay}"])]
+    return results
+
+
+@task(name="load", cache_policy=NO_CACHE)
+def load_task(settings: Settings, results: list[DayResult], run_id: str) -> None:
+    pipeline.load(settings, results, run_id)
+
+
+@flow(name="gpuprices-nightly", log_prints=False)
+def nightly_flow(settings: Settings, providers: list[str], replay: str | None = None
+                 ) -> list[DayResult]:
+    run_id = pipeline.new_run_id()
+    futures = [provider_task.submit(settings, p, replay) for p in providers]
+    results: list[DayResult] = []
+    for provider, fut in zip(providers, futures, strict=True):
+        try:
+            results.extend(fut.result())
+        except Exception as exc:  # a provider that crashed never stops the others
+            results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
+                                     errors=[f"{provider}: {exc}"]))
+    load_task(settings, results, run_id)
+    return results

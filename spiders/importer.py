@@ -1,0 +1,68 @@
+"""Wrap captures made elsewhere (a Wayback copy, a recorded API reply) into the raw archive,
+under their original URL and capture date, with a note of where the bytes came from."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+from pathlib import Path
+
+from spiders.archive import Capture, append_captures, archive_path, read_captures
+
+MANIFEST_FIELDS = ("file", "provider", "url", "captured_at", "method", "origin")
+_TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8",
+          ".htm": "text/html; charset=utf-8", ".csv": "text/csv", ".xml": "application/xml"}
+
+
+def parse_timestamp(text: str) -> dt.datetime:
+    """ISO time, date, or a Wayback timestamp (YYYYMMDDhhmmss); naive times are UTC."""
+    text = text.strip()
+    if text.isdigit() and len(text) == 14:
+        ts = dt.datetime.strptime(text, "%Y%m%d%H%M%S")
+    else:
+        ts = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return ts if ts.tzinfo else ts.replace(tzinfo=dt.UTC)
+
+
+def import_capture(archive_root: Path, file: Path, provider: str, url: str,
+                   captured_at: dt.datetime, method: str = "GET",
+                   request_body: bytes | None = None, origin: str | None = None,
+                   content_type: str | None = None) -> tuple[Path, bool]:
+    """Archive one file as a capture. Returns (archive file, whether it was added): the same
+    bytes of the same URL at the same time are not archived twice."""
+    body = Path(file).read_bytes()
+    sha = hashlib.sha256(body).hexdigest()
+    path = archive_path(archive_root, provider, captured_at.astimezone(dt.UTC).date())
+    if path.exists():
+        for cap in read_captures(path):
+            if cap.url == url and cap.sha256 == sha and cap.captured_at == captured_at:
+                return path, False
+    ctype = content_type or _TYPES.get(Path(file).suffix.lower(), "application/octet-stream")
+    cap = Capture(provider=provider, url=url, body=body, captured_at=captured_at,
+                  headers=[("Content-Type", ctype)], method=method.upper(),
+                  request_body=request_body, origin=origin, sha256=sha)
+    append_captures(archive_root, [cap])
+    return path, True
+
+
+def import_manifest(archive_root: Path, manifest: Path, base: Path | None = None
+                    ) -> list[tuple[Path, bool]]:
+    """Import every row of a manifest CSV (file, provider, url, captured_at, method, origin and
+    optionally request_body); file paths are relative to `base` (default: the manifest's repo)."""
+    manifest = Path(manifest)
+    base = base or manifest.resolve().parent.parent
+    done = []
+    with manifest.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for i, row in enumerate(rows, start=2):
+        missing = [f for f in ("file", "provider", "url", "captured_at") if not row.get(f)]
+        if missing:
+            raise ValueError(f"{manifest}:{i}: missing {', '.join(missing)}")
+        body = row.get("request_body") or None
+        done.append(import_capture(
+            archive_root, base / row["file"], row["provider"], row["url"],
+            parse_timestamp(row["captured_at"]), method=row.get("method") or "GET",
+            request_body=body.encode() if body else None, origin=row.get("origin") or None,
+        ))
+    return done
