@@ -1,0 +1,330 @@
+"""Runpod: the public GraphQL `gpuTypes` answer and the three layouts of the pricing page.
+
+Layouts, chosen by what the body holds (never by its date):
+
+- ``api``: JSON ``{"data": {"gpuTypes": [...]}}`` from ``POST https://api.runpod.io/graphql``.
+- ``nextdata`` (2023-24, ``/gpu-instance/pricing``): ``script#__NEXT_DATA__`` whose
+  ``props.pageProps.data[]`` are the same ``GpuType`` records as the API, with the
+  ``secureCloud``/``communityCloud`` flags.
+- ``attributes`` (2025 Webflow): one ``div.cc-gpu-price`` per GPU whose prices sit only in the
+  attributes ``data-secure-cloud-price``/``data-community-cloud-price`` (later ``data-secure``/
+  ``data-community``); the visible text is a "0" filled in by JavaScript. Name and tags
+  (VRAM, RAM, vCPUs) precede it in the row.
+- ``jsonld`` (2026): ``script[type="application/ld+json"]`` ``@graph`` Products
+  "<GPU> GPU on Runpod" with Offers named "Community Cloud" / "Secure Cloud".
+
+Mapping: Secure Cloud -> ``on_demand``; Community Cloud -> ``community``; ``secureSpotPrice``/
+``communitySpotPrice`` and ``lowestPrice.minimumBidPrice`` -> ``spot`` (the field is written in
+``extra["price_field"]``); ``one/three/sixMonthPrice`` -> ``committed`` with
+``commitment_months``. A price of 0 or null means "not offered there": no row. Where a record
+carries the ``secureCloud``/``communityCloud`` flags, a cloud whose flag is false gives no row
+even if a price is present (2023 "A100 SXM 80GB": ``communityCloud: false`` with
+``communityPrice: 1.69``); the savings-plan (month) prices are not gated by those flags, since
+the flags describe the two on-demand clouds.
+
+Every price is USD per GPU-hour for one GPU (gpu_count 1). A price of exactly 0.5 is kept but
+flagged ``extra["suspect_placeholder"]``: Runpod returns 0.5 where a real rate is missing
+(2026 API: MI300X and H200 NVL community 0.5; RTX PRO 6000 Max-Q secure 0.5 below its
+community 1.64; 2023 L40 community 0.5).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from lxml import html as lxml_html
+
+from spiders.parsers import ParseError
+from spiders.parsers._util import decode_html, load_json, parse_price
+from warehouse.contract import CaptureMeta, Offer, make_offer
+from warehouse.gpus import canonical_gpu
+
+PROVIDER = "runpod"
+
+# "All compute and storage charges are billed per second" (docs.runpod.io/accounts-billing/
+# billing); the pricing page also shows each rate "/s".
+BILLING_INCREMENT_S = 1
+
+# Runpod answers 0.5 where it has no real rate (see module docstring): keep, but flag.
+PLACEHOLDER_PRICE = 0.5
+
+# The 2026 JSON-LD names a GPU without its memory. Memory per Runpod display name, read off the
+# 2026 API capture (tests/fixtures/raw/runpod/runpod_graphql_gpuTypes_ewyluda_fixture.json,
+# `displayName` -> `memoryInGb`), so that e.g. "A100 PCIe" is told from a 40 GB part.
+JSONLD_MEMORY_GB = {
+    "B300": 288, "H200": 141, "B200": 180, "RTX Pro 6000": 96, "H100 NVL": 94, "H100 PCIe": 80,
+    "H100 SXM": 80, "A100 PCIe": 80, "A100 SXM": 80, "L40S": 48, "RTX 6000 Ada": 48, "A40": 48,
+    "L40": 48, "RTX A6000": 48, "RTX 5090": 32, "L4": 24, "RTX 3090": 24, "RTX 4090": 24,
+    "RTX A5000": 24,
+}
+
+# (API field, cloud flag gating it, pricing model, commitment months, sku part)
+_RECORD_FIELDS = (
+    ("securePrice", "secureCloud", "on_demand", None, "secure"),
+    ("communityPrice", "communityCloud", "community", None, "community"),
+    ("secureSpotPrice", "secureCloud", "spot", None, "secure"),
+    ("communitySpotPrice", "communityCloud", "spot", None, "community"),
+    ("oneMonthPrice", None, "committed", 1, "savings-plan"),
+    ("threeMonthPrice", None, "committed", 3, "savings-plan"),
+    ("sixMonthPrice", None, "committed", 6, "savings-plan"),
+)
+
+_NEXT_DATA = re.compile(
+    r'<script[^>]*id="__NEXT_DATA__"[^>]*>(.*?)</script>', re.S | re.I
+)
+
+
+def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
+    if not body or not body.strip():
+        raise ParseError(PROVIDER, meta.url, "empty response body")
+    head = body.lstrip()[:1]
+    if head in (b"{", b"["):
+        offers = _parse_api(load_json(body, meta), meta)
+    else:
+        text = decode_html(body, meta)
+        offers = _parse_page(text, meta)
+    if not offers:
+        raise ParseError(PROVIDER, meta.url, "no prices found (every price 0, null or gated)")
+    return offers
+
+
+# --- GraphQL records (API and 2023 __NEXT_DATA__) ---------------------------------------------
+
+
+def _parse_api(doc: Any, meta: CaptureMeta) -> list[Offer]:
+    if not isinstance(doc, dict):
+        raise ParseError(PROVIDER, meta.url, "JSON body is not an object")
+    if doc.get("errors") and not (doc.get("data") or {}).get("gpuTypes"):
+        raise ParseError(PROVIDER, meta.url, f"GraphQL errors: {doc['errors']!r:.300}")
+    records = (doc.get("data") or {}).get("gpuTypes")
+    if not isinstance(records, list):
+        raise ParseError(PROVIDER, meta.url, "no data.gpuTypes list in the JSON")
+    return _records_to_offers(records, meta, source="api", layout="api")
+
+
+def _records_to_offers(
+    records: list[Any], meta: CaptureMeta, *, source: str, layout: str
+) -> list[Offer]:
+    offers: list[Offer] = []
+    for rec in records:
+        if not isinstance(rec, dict):
+            continue
+        gpu_id = str(rec.get("id") or "").strip()
+        # The API ends its list with a placeholder record id "unknown", all zeros.
+        if not gpu_id or gpu_id.lower() == "unknown":
+            continue
+        memory = rec.get("memoryInGb") or None
+        model = canonical_gpu(gpu_id, memory)
+        lowest = rec.get("lowestPrice") if isinstance(rec.get("lowestPrice"), dict) else {}
+        base_extra: dict[str, Any] = {
+            "source": source,
+            "layout": layout,
+            "gpu_wording": gpu_id,
+            "display_name": rec.get("displayName"),
+        }
+        if lowest.get("stockStatus"):
+            base_extra["stock_status"] = lowest["stockStatus"]
+        spot_prices: dict[float, list[Offer]] = {}
+        for field, flag, model_kind, months, cloud in _RECORD_FIELDS:
+            price = parse_price(rec.get(field))
+            if price is None:
+                continue
+            if flag and rec.get(flag) is False:
+                continue
+            extra = {**base_extra, "price_field": field, "cloud": cloud}
+            offer = _offer(meta, f"{gpu_id}/{cloud}", model, memory, price, model_kind, months,
+                           extra)
+            offers.append(offer)
+            if model_kind == "spot":
+                spot_prices.setdefault(price, []).append(offer)
+        bid = parse_price(lowest.get("minimumBidPrice"))
+        if bid is not None:
+            if bid in spot_prices:
+                # Same number as a listed spot price: annotate rather than duplicate.
+                for o in spot_prices[bid]:
+                    o.extra["also_minimum_bid_price"] = True
+            elif rec.get("secureCloud") is not False or rec.get("communityCloud") is not False:
+                extra = {**base_extra, "price_field": "lowestPrice.minimumBidPrice",
+                         "cloud": "any"}
+                offers.append(_offer(meta, f"{gpu_id}/any", model, memory, bid, "spot", None,
+                                     extra))
+    return offers
+
+
+def _offer(
+    meta: CaptureMeta,
+    sku: str,
+    model: str | None,
+    memory: float | None,
+    price: float,
+    pricing_model: str,
+    months: int | None,
+    extra: dict[str, Any],
+    vcpus: float | None = None,
+    ram_gb: float | None = None,
+) -> Offer:
+    if price == PLACEHOLDER_PRICE:
+        extra["suspect_placeholder"] = True
+    return make_offer(
+        meta,
+        sku=sku,
+        gpu_model=model,
+        gpu_memory_gb=float(memory) if memory else None,
+        gpu_count=1,  # Runpod prices one GPU-hour; an instance is count x this price
+        price_per_hour=price,
+        pricing_model=pricing_model,
+        commitment_months=months,
+        vcpus=vcpus,
+        ram_gb=ram_gb,
+        currency="USD",
+        billing_increment_s=BILLING_INCREMENT_S,
+        extra=extra,
+    )
+
+
+# --- Pages --------------------------------------------------------------------------------------
+
+
+def _parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
+    m = _NEXT_DATA.search(text)
+    if m:
+        return _parse_nextdata(m.group(1), meta)
+    try:
+        tree = lxml_html.fromstring(text)
+    except (ValueError, lxml_html.etree.ParserError) as exc:
+        problem = f"unknown page layout: no HTML elements ({exc})"
+        raise ParseError(PROVIDER, meta.url, problem) from exc
+    price_divs = tree.xpath(
+        "//div[contains(concat(' ', normalize-space(@class), ' '), ' cc-gpu-price ')]"
+        "[@data-secure-cloud-price or @data-community-cloud-price or @data-secure"
+        " or @data-community]"
+    )
+    if price_divs:
+        offers = _parse_attributes(price_divs, meta)
+        if offers:
+            return offers
+    scripts = tree.xpath("//script[@type='application/ld+json']/text()")
+    if scripts:
+        return _parse_jsonld(scripts, meta)
+    raise ParseError(
+        PROVIDER, meta.url,
+        "unknown page layout: no __NEXT_DATA__, no div.cc-gpu-price price attributes, "
+        "no application/ld+json",
+    )
+
+
+def _parse_nextdata(raw: str, meta: CaptureMeta) -> list[Offer]:
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ParseError(PROVIDER, meta.url, f"__NEXT_DATA__ is not valid JSON ({exc})") from exc
+    records = (((doc.get("props") or {}).get("pageProps") or {}).get("data")
+               if isinstance(doc, dict) else None)
+    if not isinstance(records, list):
+        raise ParseError(PROVIDER, meta.url, "__NEXT_DATA__ has no props.pageProps.data list")
+    return _records_to_offers(records, meta, source="page", layout="nextdata")
+
+
+def _tag_values(tags_div: Any) -> dict[str, float]:
+    """Row tags are split in a number div and a label div: ("141", "GB VRAM")."""
+    values: dict[str, float] = {}
+    for tag in tags_div.xpath("./div"):
+        parts = [t.strip() for t in tag.xpath("./div//text()") if t.strip()]
+        if len(parts) >= 2:
+            num = parse_price(parts[0])
+            if num is not None:
+                values[" ".join(parts[1:]).lower()] = num
+    return values
+
+
+def _parse_attributes(price_divs: list[Any], meta: CaptureMeta) -> list[Offer]:
+    offers: list[Offer] = []
+    for div in price_divs:
+        names = div.xpath(
+            "preceding::div[@data-line-clamp][@data-gradient='text-secondary'][1]"
+        )
+        if not names:
+            continue
+        name = names[0].text_content().strip()
+        if not name:
+            continue
+        tags = div.xpath(
+            "preceding::div[contains(concat(' ', normalize-space(@class), ' '),"
+            " ' gpu-pricing-row__tags ')][1]"
+        )
+        tag_values = _tag_values(tags[0]) if tags else {}
+        memory = tag_values.get("gb vram")
+        model = canonical_gpu(name, memory)
+        for attrs, kind, cloud in (
+            (("data-secure-cloud-price", "data-secure"), "on_demand", "secure"),
+            (("data-community-cloud-price", "data-community"), "community", "community"),
+        ):
+            attr = next((a for a in attrs if div.get(a) is not None), None)
+            if attr is None:
+                continue
+            price = parse_price(div.get(attr))
+            if price is None:
+                continue
+            extra = {"source": "page", "layout": "attributes", "gpu_wording": name,
+                     "price_field": attr, "cloud": cloud}
+            offers.append(_offer(meta, f"{name}/{cloud}", model, memory, price, kind, None,
+                                 extra, vcpus=tag_values.get("vcpus"),
+                                 ram_gb=tag_values.get("gb ram")))
+    return offers
+
+
+_JSONLD_NAME = re.compile(r"^(.*?)\s+GPU on Runpod$", re.I)
+_JSONLD_OFFERS = {"secure cloud": ("on_demand", "secure"),
+                  "community cloud": ("community", "community")}
+
+
+def _graph_items(doc: Any) -> list[dict[str, Any]]:
+    if isinstance(doc, list):
+        return [i for d in doc for i in _graph_items(d)]
+    if not isinstance(doc, dict):
+        return []
+    if "@graph" in doc:
+        return _graph_items(doc["@graph"])
+    return [doc]
+
+
+def _parse_jsonld(scripts: list[str], meta: CaptureMeta) -> list[Offer]:
+    products = []
+    for raw in scripts:
+        try:
+            doc = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ParseError(PROVIDER, meta.url, f"ld+json is not valid JSON ({exc})") from exc
+        for item in _graph_items(doc):
+            if item.get("@type") == "Product" and _JSONLD_NAME.match(str(item.get("name", ""))):
+                products.append(item)
+    if not products:
+        raise ParseError(PROVIDER, meta.url, "ld+json has no '<GPU> GPU on Runpod' Product")
+    offers: list[Offer] = []
+    for product in products:
+        name = _JSONLD_NAME.match(product["name"]).group(1).strip()
+        memory = JSONLD_MEMORY_GB.get(name)
+        model = canonical_gpu(name, memory)
+        agg = product.get("offers") or {}
+        items = agg.get("offers") if isinstance(agg, dict) else agg
+        for item in items or []:
+            kind_cloud = _JSONLD_OFFERS.get(str(item.get("name", "")).strip().lower())
+            if kind_cloud is None:
+                continue
+            if (item.get("priceCurrency") or agg.get("priceCurrency") or "USD") != "USD":
+                raise ParseError(PROVIDER, meta.url,
+                                 f"{name}: currency {item.get('priceCurrency')!r}, expected USD")
+            price = parse_price(item.get("price"))
+            if price is None:
+                continue
+            kind, cloud = kind_cloud
+            extra = {"source": "page", "layout": "jsonld", "gpu_wording": name,
+                     "price_field": f"offers[{item.get('name')}].price", "cloud": cloud}
+            if memory:
+                # Not on this page: taken from JSONLD_MEMORY_GB (the API's displayName).
+                extra["memory_from"] = "api displayName table"
+            offers.append(_offer(meta, f"{name}/{cloud}", model, memory, price, kind, None,
+                                 extra))
+    return offers

@@ -1,0 +1,59 @@
+"""Runpod fetch plan: the public GraphQL API and the pricing page.
+
+`gpuTypes` answers without an API key (no key is sent; the SDK's RUNPOD_API_KEY is not needed
+for prices). The page is fetched too because it and the API disagree at times (2026: H100 SXM
+secure 2.99 on the page, 3.49 in the API); the parser records which source each row came from.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from spiders.sources import RequestSpec
+
+GRAPHQL_URL = "https://api.runpod.io/graphql"
+PRICING_URL = "https://www.runpod.io/pricing"
+
+# Field names as in Runpod's GraphQL schema (GpuType, LowestPrice); lowestPrice without a
+# dataCenterId is the global minimum for one GPU.
+GPU_TYPES_QUERY = """
+query GpuTypes {
+  gpuTypes {
+    id
+    displayName
+    memoryInGb
+    secureCloud
+    communityCloud
+    securePrice
+    communityPrice
+    secureSpotPrice
+    communitySpotPrice
+    oneMonthPrice
+    threeMonthPrice
+    sixMonthPrice
+    lowestPrice(input: {gpuCount: 1}) {
+      minimumBidPrice
+      uninterruptablePrice
+      stockStatus
+    }
+  }
+}
+""".strip()
+
+
+def graphql_body() -> bytes:
+    return json.dumps({"query": GPU_TYPES_QUERY, "variables": {}}).encode()
+
+
+def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
+    return [
+        RequestSpec(
+            url=GRAPHQL_URL,
+            method="POST",
+            body=graphql_body(),
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
+        ),
+        # Server-rendered (Webflow); prices sit in attributes and JSON-LD, no browser needed.
+        RequestSpec(url=PRICING_URL),
+    ]

@@ -1,0 +1,291 @@
+"""Runpod parsers on the four real captures (values read off each capture) and bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from spiders.parsers import ParseError
+from spiders.parsers.runpod import parse
+from spiders.sources import runpod as runpod_source
+from warehouse.contract import CaptureMeta, offers_to_table
+
+RAW = Path(__file__).parent / "fixtures" / "raw" / "runpod"
+API = RAW / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
+NEXT_2023 = RAW / "runpod_io_gpu-instance_pricing_wayback_20230929070808_nextdata.html"
+ATTR_2025 = RAW / "runpod_io_pricing_wayback_20250909131230_excerpt.html"
+JSONLD_2026 = RAW / "runpod_io_pricing_wayback_20260810082317_jsonld.html"
+
+API_URL = "https://api.runpod.io/graphql"
+PAGE_2023 = "https://www.runpod.io/gpu-instance/pricing"
+PAGE = "https://www.runpod.io/pricing"
+
+
+def meta(url: str, when: str = "2026-09-29T12:00:00+00:00", method: str = "GET") -> CaptureMeta:
+    return CaptureMeta(provider="runpod", url=url, captured_at=dt.datetime.fromisoformat(when),
+                       method=method)
+
+
+def index(offers):
+    """(sku, pricing_model, commitment_months) -> offer; fails on a duplicate key."""
+    out = {}
+    for o in offers:
+        key = (o.sku, o.pricing_model, o.commitment_months)
+        assert key not in out, f"duplicate row {key}"
+        out[key] = o
+    return out
+
+
+# --- API --------------------------------------------------------------------------------------
+
+
+def test_api_capture_values():
+    offers = parse(API.read_bytes(), meta(API_URL, method="POST"))
+    rows = index(offers)
+    h100 = rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)]
+    assert h100.price_per_hour == 3.49 and h100.gpu_model == "H100-SXM-80GB"
+    assert h100.gpu_count == 1 and h100.price_per_gpu_hour == 3.49
+    assert h100.billing_increment_s == 1 and h100.gpu_memory_gb == 80
+    assert h100.extra["source"] == "api" and h100.extra["layout"] == "api"
+    assert h100.extra["gpu_wording"] == "NVIDIA H100 80GB HBM3"
+    assert h100.extra["display_name"] == "H100 SXM"
+    assert rows[("NVIDIA H100 80GB HBM3/community", "community", None)].price_per_hour == 2.69
+    assert rows[("NVIDIA B200/secure", "on_demand", None)].price_per_hour == 6.79
+    assert rows[("NVIDIA B200/community", "community", None)].price_per_hour == 5.98
+    assert rows[("NVIDIA B300 SXM6 AC/secure", "on_demand", None)].gpu_model == "B300-288GB"
+    mi300 = rows[("AMD Instinct MI300X OAM/secure", "on_demand", None)]
+    assert mi300.price_per_hour == 2.39 and mi300.gpu_model == "MI300X-192GB"
+    assert "suspect_placeholder" not in mi300.extra
+
+
+def test_api_placeholder_half_dollar_is_kept_and_flagged():
+    rows = index(parse(API.read_bytes(), meta(API_URL)))
+    for sku in ("AMD Instinct MI300X OAM/community", "NVIDIA H200 NVL/community",
+                "NVIDIA RTX 2000 Ada Generation/community"):
+        row = rows[(sku, "community", None)]
+        assert row.price_per_hour == 0.5 and row.extra["suspect_placeholder"] is True
+    maxq = "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition"
+    assert rows[(f"{maxq}/secure", "on_demand", None)].extra["suspect_placeholder"] is True
+    assert rows[(f"{maxq}/community", "community", None)].price_per_hour == 1.64
+
+
+def test_api_zero_means_not_offered_and_unknown_record_gives_nothing():
+    offers = parse(API.read_bytes(), meta(API_URL))
+    skus = {o.sku for o in offers}
+    # securePrice 0: A100 SXM 40GB and both V100s are community-only in this capture.
+    assert "NVIDIA A100-SXM4-40GB/secure" not in skus
+    assert "NVIDIA A100-SXM4-40GB/community" in skus
+    assert "Tesla V100-PCIE-16GB/secure" not in skus
+    assert not [o for o in offers if o.sku.lower().startswith("unknown")]
+    # 48 types, the last "unknown": 47 real; 6 have securePrice 0 -> 47 * 2 - 6 rows.
+    assert len(json.loads(API.read_bytes())["data"]["gpuTypes"]) == 48
+    assert len(offers) == 47 * 2 - 6
+    assert {o.pricing_model for o in offers} == {"on_demand", "community"}
+
+
+def test_api_unmapped_gpu_is_kept_unmapped_not_guessed():
+    rows = index(parse(API.read_bytes(), meta(API_URL)))
+    r3070 = rows[("NVIDIA GeForce RTX 3070/community", "community", None)]
+    assert r3070.gpu_model is None and r3070.price_per_hour == 0.13
+    mig = rows[("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb/secure", "on_demand",
+                None)]
+    assert mig.gpu_model is None  # a MIG slice is not the whole 96 GB card
+
+
+def test_offers_fit_the_arrow_schema():
+    table = offers_to_table(parse(API.read_bytes(), meta(API_URL)))
+    assert table.num_rows == 88
+    assert json.loads(table.column("extra")[0].as_py())["source"] == "api"
+
+
+# --- 2023 __NEXT_DATA__ --------------------------------------------------------------------------
+
+
+def test_nextdata_2023_values():
+    m = meta(PAGE_2023, "2023-09-29T07:08:08+00:00")
+    offers = parse(NEXT_2023.read_bytes(), m)
+    rows = index(offers)
+    assert all(o.extra["source"] == "page" and o.extra["layout"] == "nextdata" for o in offers)
+    assert offers[0].snapshot_date == dt.date(2023, 9, 29)
+    h100 = "NVIDIA H100 80GB HBM3"
+    assert rows[(f"{h100}/secure", "on_demand", None)].price_per_hour == 4.49
+    assert rows[(f"{h100}/community", "community", None)].price_per_hour == 4.09
+    spot = rows[(f"{h100}/community", "spot", None)]
+    assert spot.price_per_hour == 2.49 and spot.extra["price_field"] == "communitySpotPrice"
+    # lowestPrice.minimumBidPrice 2.49 equals communitySpotPrice: noted, not a second row.
+    assert spot.extra["also_minimum_bid_price"] is True
+    assert spot.extra["stock_status"] == "Low"
+    l40 = "NVIDIA L40/savings-plan"
+    assert rows[(l40, "committed", 1)].price_per_hour == 1.08
+    assert rows[(l40, "committed", 3)].price_per_hour == 1.02
+    assert rows[(l40, "committed", 6)].price_per_hour == 0.97
+    assert rows[("NVIDIA L40/secure", "spot", None)].price_per_hour == 0.69
+    a6000 = "NVIDIA RTX A6000"
+    assert rows[(f"{a6000}/secure", "spot", None)].price_per_hour == 0.49
+    assert rows[(f"{a6000}/community", "spot", None)].price_per_hour == 0.34
+    assert rows[("NVIDIA A100 80GB PCIe/secure", "on_demand", None)].gpu_model == "A100-PCIE-80GB"
+
+
+def test_nextdata_2023_has_25_records():
+    text = NEXT_2023.read_text()
+    raw = re.search(r'id="__NEXT_DATA__"[^>]*>(.*?)</script>', text, re.S).group(1)
+    assert len(json.loads(raw)["props"]["pageProps"]["data"]) == 25
+    skus = {o.sku for o in parse(NEXT_2023.read_bytes(), meta(PAGE_2023))}
+    assert len({s.rsplit("/", 1)[0] for s in skus}) == 25
+
+
+def test_nextdata_2023_cloud_flags_gate_prices():
+    offers = parse(NEXT_2023.read_bytes(), meta(PAGE_2023))
+    keys = {(o.sku, o.pricing_model) for o in offers}
+    # communityCloud false with communityPrice 1.69 and communitySpotPrice 0.89: no community row.
+    assert ("NVIDIA A100-SXM4-80GB/community", "community") not in keys
+    assert ("NVIDIA A100-SXM4-80GB/community", "spot") not in keys
+    assert ("NVIDIA A100-SXM4-80GB/secure", "on_demand") in keys
+    # L40 community 0.5 and L4 community 0.44 sit behind communityCloud false as well.
+    assert ("NVIDIA L40/community", "community") not in keys
+    assert ("NVIDIA L4/community", "community") not in keys
+    # secureCloud false with securePrice 1.09 (A100 PCIe 40GB): community only.
+    assert ("NVIDIA A100-PCIE-40GB/secure", "on_demand") not in keys
+    assert ("NVIDIA A100-PCIE-40GB/community", "community") in keys
+
+
+# --- 2025 data attributes ------------------------------------------------------------------------
+
+
+def test_attributes_2025_values():
+    offers = parse(ATTR_2025.read_bytes(), meta(PAGE, "2025-09-09T13:12:30+00:00"))
+    rows = index(offers)
+    assert len(offers) == 10  # 5 priced rows x (secure, community); A100 PCIe is cut, unpriced
+    assert rows[("H200/secure", "on_demand", None)].price_per_hour == 3.79
+    assert rows[("H200/community", "community", None)].price_per_hour == 3.59
+    assert rows[("B200/secure", "on_demand", None)].price_per_hour == 5.99
+    assert rows[("B200/community", "community", None)].price_per_hour == 5.98
+    sxm = rows[("H100 SXM/secure", "on_demand", None)]
+    assert sxm.price_per_hour == 2.69 and sxm.gpu_model == "H100-SXM-80GB"
+    assert sxm.vcpus == 20 and sxm.ram_gb == 125 and sxm.gpu_memory_gb == 80
+    assert rows[("H100 SXM/community", "community", None)].price_per_hour == 2.69
+    h200 = rows[("H200/secure", "on_demand", None)]
+    assert h200.vcpus == 24 and h200.ram_gb == 276 and h200.gpu_model == "H200-141GB"
+    assert rows[("H100 NVL/secure", "on_demand", None)].gpu_model == "H100-NVL-94GB"
+    assert rows[("H100 PCIe/community", "community", None)].price_per_hour == 1.99
+    assert all(o.extra["layout"] == "attributes" and o.extra["source"] == "page"
+               for o in offers)
+    assert h200.extra["price_field"] == "data-secure-cloud-price"
+
+
+def test_attributes_later_names_data_secure_data_community():
+    body = (ATTR_2025.read_bytes()
+            .replace(b"data-secure-cloud-price=", b"data-secure=")
+            .replace(b"data-community-cloud-price=", b"data-community="))
+    rows = index(parse(body, meta(PAGE)))
+    assert rows[("B200/secure", "on_demand", None)].price_per_hour == 5.99
+    assert rows[("B200/secure", "on_demand", None)].extra["price_field"] == "data-secure"
+
+
+# --- 2026 JSON-LD --------------------------------------------------------------------------------
+
+
+def test_jsonld_2026_values():
+    offers = parse(JSONLD_2026.read_bytes(), meta(PAGE, "2026-08-10T08:23:17+00:00"))
+    rows = index(offers)
+    assert len({o.sku.rsplit("/", 1)[0] for o in offers}) == 19
+    assert len(offers) == 38
+    assert rows[("B300/secure", "on_demand", None)].price_per_hour == 7.39
+    assert rows[("B300/community", "community", None)].price_per_hour == 6.94
+    assert rows[("H100 SXM/secure", "on_demand", None)].price_per_hour == 2.99
+    assert rows[("H100 SXM/community", "community", None)].price_per_hour == 2.69
+    # lowPrice/highPrice are not tiers: L4 community 0.44 is above secure 0.39.
+    assert rows[("L4/community", "community", None)].price_per_hour == 0.44
+    assert rows[("L4/secure", "on_demand", None)].price_per_hour == 0.39
+    a100 = rows[("A100 PCIe/secure", "on_demand", None)]
+    assert a100.price_per_hour == 1.39 and a100.gpu_model == "A100-PCIE-80GB"
+    assert rows[("RTX Pro 6000/secure", "on_demand", None)].gpu_model == "RTX-PRO-6000-96GB"
+    assert all(o.gpu_model for o in offers)
+    assert all(o.extra["layout"] == "jsonld" for o in offers)
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+
+def _fails(body: bytes, url: str, words: str) -> ParseError:
+    with pytest.raises(ParseError) as err:
+        parse(body, meta(url))
+    assert err.value.provider == "runpod" and err.value.url == url
+    assert words in err.value.problem, err.value.problem
+    assert "runpod" in str(err.value) and url in str(err.value)
+    return err.value
+
+
+def test_empty_body():
+    _fails(b"", API_URL, "empty")
+    _fails(b"   \n", PAGE, "empty")
+
+
+def test_truncated_json():
+    _fails(API.read_bytes()[:500], API_URL, "not valid JSON")
+
+
+def test_graphql_error_answer():
+    body = json.dumps({"errors": [{"message": "Cannot query field \"x\""}]}).encode()
+    _fails(body, API_URL, "GraphQL errors")
+
+
+def test_api_with_every_price_zero():
+    doc = json.loads(API.read_bytes())
+    for rec in doc["data"]["gpuTypes"]:
+        rec["securePrice"] = rec["communityPrice"] = 0
+    _fails(json.dumps(doc).encode(), API_URL, "no prices")
+
+
+def test_jsonld_page_with_script_removed():
+    text = JSONLD_2026.read_text()
+    stripped = re.sub(r"<script type=\"application/ld\+json\">.*?</script>", "", text, flags=re.S)
+    assert stripped != text
+    _fails(stripped.encode(), PAGE, "unknown page layout")
+
+
+def test_jsonld_page_without_gpu_products():
+    text = JSONLD_2026.read_text().replace("GPU on Runpod", "on Runpod")
+    _fails(text.encode(), PAGE, "no '<GPU> GPU on Runpod' Product")
+
+
+def test_attribute_page_with_no_prices():
+    body = re.sub(rb'data-(secure|community)-cloud-price="[0-9.]*"', rb'data-\1-cloud-price="0"',
+                  ATTR_2025.read_bytes())
+    _fails(body, PAGE, "unknown page layout")
+
+
+def test_nextdata_page_with_no_prices():
+    text = NEXT_2023.read_text()
+    text = re.sub(r'"(\w*Price)":[0-9.]+', r'"\1":null', text)
+    _fails(text.encode(), PAGE_2023, "no prices")
+
+
+def test_another_providers_page():
+    lam = Path(__file__).parent / "fixtures" / "raw" / "lambda"
+    body = (lam / "lambda_ai_pricing_wayback_20260109103934_excerpt.html").read_bytes()
+    _fails(body, PAGE, "unknown page layout")
+
+
+def test_non_html_body():
+    _fails(b"%PDF-1.4 binary", PAGE, "not HTML")
+
+
+# --- fetch plan ----------------------------------------------------------------------------------
+
+
+def test_start_requests_post_graphql_and_get_page():
+    api, page = runpod_source.start_requests({})
+    assert api.url == API_URL and api.method == "POST"
+    assert api.headers["Content-Type"] == "application/json"
+    assert "Authorization" not in api.headers and "api_key" not in api.url
+    query = json.loads(api.body)["query"]
+    for field in ("securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice",
+                  "oneMonthPrice", "threeMonthPrice", "sixMonthPrice", "minimumBidPrice",
+                  "memoryInGb", "displayName", "lowestPrice(input: {gpuCount: 1})"):
+        assert field in query
+    assert page.url == PAGE and page.method == "GET" and not page.browser
