@@ -20,8 +20,9 @@ from warehouse.contract import PROVIDERS
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="GPU cloud price snapshots, a DuckDB price warehouse and sizing.")
-console = Console()
-err = Console(stderr=True)
+# Wide enough for the status table when output goes to a file or CI log.
+console = Console(width=None if os.isatty(1) else 160)
+err = Console(stderr=True, width=None if os.isatty(2) else 160)
 
 DataDir = Annotated[Path | None, typer.Option(
     "--data-dir", help="Data folder (lake, warehouse.duckdb, Prefect home). "
@@ -57,10 +58,6 @@ def _status_table(results: list[pipeline.DayResult]) -> Table:
         worst = ("failed" if any(r.status == "failed" for r in rs)
                  else "degraded" if any(r.status == "degraded" for r in rs) else "ok")
         problems = [e for r in rs for e in r.errors]
-        unmapped = sorted({u for r in rs for u in r.unmapped})
-        if unmapped:
-            problems.append("unmapped GPU names: " + ", ".join(unmapped[:8])
-                            + (" …" if len(unmapped) > 8 else ""))
         style = {"ok": "green", "degraded": "yellow", "failed": "red"}[worst]
         t.add_row(provider, str(len(dated)), str(latest or "-"), f"[{style}]{worst}[/{style}]",
                   str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
@@ -71,6 +68,13 @@ def _status_table(results: list[pipeline.DayResult]) -> Table:
 
 def _report(results: list[pipeline.DayResult]) -> int:
     console.print(_status_table(results))
+    unmapped: dict[str, set[str]] = {}
+    for r in results:
+        unmapped.setdefault(r.provider, set()).update(r.unmapped)
+    for provider, names in unmapped.items():
+        if names:
+            console.print(f"[yellow]{provider}: unmapped GPU names (rows quarantined):[/yellow] "
+                          + ", ".join(sorted(names)), highlight=False)
     failed = [r for r in results if r.status == "failed"]
     for r in failed:
         for e in r.errors:
@@ -222,11 +226,12 @@ def sql(
         con.close()
     t = Table(show_lines=False)
     for n in names:
-        t.add_column(n, overflow="fold")
+        t.add_column(n, no_wrap=True)
     for row in rows[:limit]:
         t.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)
                     for v in row))
-    console.print(t)
+    # One line per row even in a log file: a wrapped price table is unreadable.
+    Console(width=None if os.isatty(1) else 400).print(t)
     if len(rows) > limit:
         console.print(f"(first {limit} rows shown; use --limit)")
 
