@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,4 +212,4 @@ def parse_dates(spec: str, settings: Settings, providers: Iterable[str]) -> list
 
 
 def new_run_id() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]

@@ -1,0 +1,24 @@
+import csv
+from pathlib import Path
+
+import pytest
+
+from spiders.importer import import_capture, parse_timestamp
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def manifest_rows(provider: str | None = None) -> list[dict]:
+    with (ROOT / "snapshots" / "manifest.csv").open(newline="") as fh:
+        return [r for r in csv.DictReader(fh) if provider is None or r["provider"] == provider]
+
+
+@pytest.fixture
+def runpod_archive(tmp_path) -> Path:
+    """A raw archive holding the four real Runpod captures under their own dates."""
+    root = tmp_path / "snapshots"
+    for r in manifest_rows("runpod"):
+        import_capture(root, ROOT / r["file"], "runpod", r["url"],
+                       parse_timestamp(r["captured_at"]), method=r["method"], origin=r["origin"])
+    return root

@@ -1,0 +1,75 @@
+"""Command-line smoke tests: the real `gpuprices` entry point in a child process."""
+
+import fcntl
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+
+def gp(*args, env=None, timeout=180):
+    full_env = os.environ | {"COLUMNS": "200"} | (env or {})
+    return subprocess.run([sys.executable, "-m", "flows.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+@pytest.fixture
+def dirs(tmp_path, runpod_archive):
+    return ["--data-dir", tmp_path / "data", "--archive", runpod_archive]
+
+
+def test_replay_then_sql(dirs):
+    r = gp("crawl", "--replay", "all", "-p", "runpod", *dirs)
+    assert r.returncode == 0, r.stderr
+    assert "runpod" in r.stdout and "ok" in r.stdout
+    r = gp("sql", "select count(distinct day) as days from cheapest_daily", *dirs[:2])
+    assert r.returncode == 0 and " 4 " in r.stdout
+
+
+def test_sql_reports_a_bad_query_and_a_missing_warehouse(tmp_path, dirs):
+    r = gp("sql", "select 1", "--data-dir", tmp_path / "empty")
+    assert r.returncode == 2 and "no warehouse" in r.stderr
+    gp("crawl", "--replay", "2026-08-10", "-p", "runpod", *dirs)
+    r = gp("sql", "select nope from offers", *dirs[:2])
+    assert r.returncode == 2 and "query failed" in r.stderr
+
+
+def test_live_without_network_fails_clearly_and_loads_nothing(dirs):
+    # Every request goes through a proxy that refuses connections: no network is touched.
+    proxy = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
+    r = gp("crawl", "--live", "-p", "runpod", *dirs, env=proxy)
+    assert r.returncode == 1
+    assert "FAILED runpod: https://api.runpod.io/graphql" in r.stderr
+    r = gp("sql", "select status, rows from runs", *dirs[:2])
+    assert "failed" in r.stdout
+    r = gp("sql", "select count(*) as n from offers", *dirs[:2])
+    assert "│ 0 │" in r.stdout.replace(" ", "").replace("│0│", "│ 0 │")
+
+
+def test_import_capture_wraps_a_file(tmp_path):
+    src = FIXTURES / "raw" / "runpod" / "runpod_io_pricing_wayback_20260810082317_jsonld.html"
+    args = ["import-capture", src, "--provider", "runpod", "--url",
+            "https://www.runpod.io/pricing", "--captured-at", "20260810082317",
+            "--archive", tmp_path / "snap"]
+    r = gp(*args)
+    assert r.returncode == 0 and "archived in" in r.stdout
+    assert (tmp_path / "snap" / "2026-08-10" / "runpod.warc.gz").exists()
+    assert "already in" in gp(*args).stdout
+
+
+def test_a_second_run_on_the_same_data_folder_refuses_to_start(tmp_path, dirs):
+    data = tmp_path / "data"
+    data.mkdir()
+    with (data / "nightly.lock").open("a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        r = gp("crawl", "--replay", "all", "-p", "runpod", *dirs)
+    assert r.returncode == 3 and "in progress" in r.stderr
+
+
+def test_nightly_prefect_flow_replays_and_reports(dirs):
+    r = gp("nightly", "--replay", "all", "-p", "runpod", *dirs, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "runpod" in r.stdout and "2026-09-29" in r.stdout

@@ -1,0 +1,99 @@
+"""The pipeline end to end on the real Runpod captures, without Prefect."""
+
+import datetime as dt
+
+import duckdb
+import pytest
+
+from flows import pipeline
+from flows.config import Settings
+from spiders.archive import Capture, append_captures, archive_path, read_captures
+from warehouse import lake
+
+
+@pytest.fixture
+def settings(tmp_path, runpod_archive):
+    return Settings(data_dir=tmp_path / "data", archive_root=runpod_archive).ensure()
+
+
+def _replay(settings, provider="runpod"):
+    results = pipeline.reparse(settings, provider)
+    pipeline.load(settings, results, pipeline.new_run_id())
+    return results
+
+
+def _q(settings, sql, *params):
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+def test_replay_builds_the_warehouse_from_every_dated_capture(settings):
+    results = _replay(settings)
+    assert [str(r.snapshot_date) for r in results] == [
+        "2023-09-29", "2025-09-09", "2026-08-10", "2026-09-29"]
+    assert all(r.status == "ok" and r.rows > 0 for r in results)
+    # H100 SXM on-demand (secure cloud), per PROVIDERS.md: 4.49 (2023), 2.69 (2025 page),
+    # 2.99 (2026 JSON-LD), 3.49 (API, ~2026-09-29).
+    got = dict(_q(settings, """
+        select snapshot_date::varchar, min(price_per_gpu_hour) from offers
+        where gpu_model = 'H100-SXM-80GB' and pricing_model = 'on_demand'
+        group by 1"""))
+    assert got == {"2023-09-29": 4.49, "2025-09-09": 2.69, "2026-08-10": 2.99,
+                   "2026-09-29": 3.49}
+    days = _q(settings, "select distinct day::varchar from cheapest_daily order by 1")
+    assert [d for (d,) in days] == ["2023-09-29", "2025-09-09", "2026-08-10", "2026-09-29"]
+
+
+def test_loading_twice_gives_the_same_rows(settings):
+    _replay(settings)
+    first = _q(settings, "select count(*), sum(price_per_hour) from offers")
+    _replay(settings)
+    assert _q(settings, "select count(*), sum(price_per_hour) from offers") == first
+    assert _q(settings, "select count(*) from runs")[0][0] == 8  # every run is recorded
+
+
+def test_unmapped_gpu_names_are_quarantined_not_loaded(settings):
+    results = _replay(settings)
+    api_day = results[-1]
+    assert "NVIDIA GeForce RTX 3070" in api_day.unmapped and api_day.quarantined > 0
+    q = lake.read_quarantine(settings.lake_root, api_day.snapshot_date, "runpod")
+    assert q.num_rows == api_day.quarantined
+    assert all(r.startswith("unmapped") for r in q.column("reason").to_pylist()
+               if "unmapped" in r)
+    assert _q(settings, "select count(*) from offers where sku like '%RTX 3070%'")[0][0] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"", "empty response body"),
+        (b'{"data": {"gpuTypes": [{"id": "NVIDIA H100 80GB HBM3", "securePr', "JSON"),
+        (b"<html><body><h1>Pricing</h1><p>Talk to us.</p></body></html>", ""),
+    ],
+    ids=["empty", "truncated-json", "no-prices"],
+)
+def test_bad_capture_fails_the_provider_but_keeps_raw_and_last_good(settings, body, problem):
+    _replay(settings)
+    bad_day = dt.date(2026, 11, 1)
+    url = "https://api.runpod.io/graphql" if b"{" in body[:1] or not body else \
+        "https://www.runpod.io/pricing"
+    append_captures(settings.archive_root, [Capture(
+        provider="runpod", url=url, body=body,
+        captured_at=dt.datetime(2026, 11, 1, 2, tzinfo=dt.UTC))])
+    (res,) = pipeline.reparse(settings, "runpod", [bad_day])
+    pipeline.load(settings, [res], "bad-run")
+    assert res.status == "failed"
+    assert res.errors and res.errors[0].startswith(f"runpod: {url}: ")
+    assert problem in res.errors[0]
+    # The raw response stays archived, nothing of that day reaches the lake or offers...
+    (kept,) = list(read_captures(archive_path(settings.archive_root, "runpod", bad_day)))
+    assert kept.body == body
+    assert not lake.partition_path(settings.lake_root, bad_day, "runpod").exists()
+    assert _q(settings, "select status, error from runs where run_id = 'bad-run'") == [
+        ("failed", res.message)]
+    # ...and the last good day stays the provider's latest.
+    assert _q(settings, "select distinct snapshot_date::varchar from latest_offers") == [
+        ("2026-09-29",)]
