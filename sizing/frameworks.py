@@ -1,0 +1,100 @@
+"""Framework profiles: where trainers differ materially for the same settings.
+
+Each field names the behaviour it models and where it comes from. Everything else in the memory
+model is framework-independent (parameter counts x bytes, saved activations of the block).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FrameworkProfile:
+    name: str
+    # Bytes held per logit element at the loss (saved tensors + gradient at the start of the
+    # backward pass).
+    logits_bytes: float
+    logits_note: str
+    # Bytes per LoRA adapter parameter (weight); None = same as the base compute dtype.
+    adapter_bytes: float | None
+    adapter_note: str
+    # Whether the 4-bit path quantizes the output projection (lm_head) as well.
+    quantize_lm_head: bool
+    # Per-GPU peak under FSDP also holds a full unsharded copy of the weights beside the shard.
+    fsdp_full_weight_copy: bool
+    fsdp_note: str
+    # Checkpointed layer inputs are offloaded to CPU RAM (not on the GPU).
+    offload_checkpoints: bool = False
+
+
+PROFILES: dict[str, FrameworkProfile] = {
+    "hf": FrameworkProfile(
+        name="hf",
+        # transformers' causal-LM heads compute the loss on logits upcast to fp32
+        # (`logits.float()` / loss_utils ForCausalLMLoss upcasts): bf16 logits (2) + fp32
+        # log-softmax output saved by cross_entropy (4) + fp32 gradient of it (4).
+        logits_bytes=10.0,
+        logits_note="bf16 logits + fp32 log-softmax + fp32 grad (transformers ForCausalLMLoss "
+                    "upcasts logits to float)",
+        # PEFT >= 0.12 `autocast_adapter_dtype=True` keeps adapter weights in fp32 when the base
+        # model is bf16/fp16 (PEFT LoraConfig docs).
+        adapter_bytes=4.0,
+        adapter_note="PEFT autocast_adapter_dtype=True: adapters in fp32",
+        # transformers' bitsandbytes integration keeps the output embedding unquantized
+        # (integrations/bitsandbytes.py get_keys_to_not_convert).
+        quantize_lm_head=False,
+        fsdp_full_weight_copy=False,
+        fsdp_note="FSDP/ZeRO-3: 1/n of weights + two all-gathered layer units (prefetch)",
+    ),
+    "litgpt": FrameworkProfile(
+        name="litgpt",
+        # litgpt finetune scripts call the model with lm_head_chunk_size=128 and
+        # chunked_cross_entropy, which runs cross_entropy on bf16 chunks: bf16 logits (2) +
+        # bf16 log-softmax output (2). (Lightning-AI/litgpt finetune/lora.py, utils.py)
+        logits_bytes=4.0,
+        logits_note="chunked_cross_entropy in bf16: logits + log-softmax (litgpt utils.py)",
+        adapter_bytes=None,
+        adapter_note="adapters in the model dtype (litgpt lora.py)",
+        # Lightning's BitsandbytesPrecision replaces every nn.Linear, lm_head included.
+        quantize_lm_head=True,
+        # Measured: LitGPT resource tables (tutorials/resource-tables.md, Oct 2023) show LoRA
+        # under FSDP using MORE memory per GPU than on one GPU (Llama 2 7B: 22.18 GB on 2 GPUs vs
+        # 21.30 GB on 1; phi-1.5 4.86 vs 4.82; 13B on 2 GPUs OOM on 40 GB). That is the
+        # sharded weights plus one full copy; modeled as such.
+        fsdp_full_weight_copy=True,
+        fsdp_note="litgpt FSDP peak = shard + full weight copy (LitGPT resource tables: "
+                  "7B LoRA 22.18 GB on 2 GPUs vs 21.30 GB on 1)",
+    ),
+    "torchtune": FrameworkProfile(
+        name="torchtune",
+        # CEWithChunkedOutputLoss: bf16 output in 8 chunks, each upcast to fp32 only inside its
+        # own loss: bf16 logits (2) + fp32 of one chunk at a time (~1 over the whole sequence).
+        logits_bytes=3.0,
+        logits_note="chunked output, fp32 one chunk at a time (torchtune CEWithChunkedOutputLoss)",
+        adapter_bytes=None,
+        adapter_note="adapters in the model dtype (torchtune LoRALinear)",
+        quantize_lm_head=False,
+        fsdp_full_weight_copy=False,
+        fsdp_note="FSDP2 fully_shard: 1/n of weights + two gathered layer units",
+    ),
+    "unsloth": FrameworkProfile(
+        name="unsloth",
+        # Unsloth's fused cross-entropy kernel computes the loss chunk-wise without an fp32
+        # copy of the logits (unsloth README "fast cross entropy"): bf16 logits only.
+        logits_bytes=2.0,
+        logits_note="fused chunked cross-entropy, no fp32 logits (unsloth README)",
+        adapter_bytes=4.0,
+        adapter_note="PEFT adapters (fp32)",
+        quantize_lm_head=False,
+        fsdp_full_weight_copy=False,
+        fsdp_note="single-GPU framework; sharding modeled as FSDP",
+        # use_gradient_checkpointing="unsloth" offloads checkpointed activations to CPU RAM
+        # (unsloth README / blog "long context": offloaded gradient checkpointing).
+        offload_checkpoints=True,
+    ),
+}
+
+
+def profile(name: str) -> FrameworkProfile:
+    return PROFILES[name]

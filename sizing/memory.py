@@ -1,0 +1,263 @@
+"""Memory per GPU for a training workload, with its breakdown (docs/sizing.md explains each term).
+
+All sizes are in GB = 1e9 bytes (what LitGPT and nvidia-smi-style tables print as "GB").
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sizing.frameworks import profile
+from sizing.workload import Workload
+
+GB = 1e9
+# NF4 (QLoRA paper, Dettmers et al. 2023, sec. 3): 4-bit codes + one fp32 absmax per block of
+# 64 weights; with double quantization the absmax is 8-bit with one fp32 constant per 256
+# blocks: 0.5 + 4/64 = 0.5625 or 0.5 + 1/64 + 4/(64*256) = 0.5159 bytes per weight.
+NF4_BYTES = 0.5 + 4 / 64
+NF4_DQ_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)
+# bitsandbytes 8-bit optimizers: two uint8 states + one fp32 absmax per 2048-value block each
+# (Dettmers et al. 2022, "8-bit Optimizers via Block-wise Quantization").
+ADAM8_BYTES = 2 + 2 * 4 / 2048
+# The CUDA context and library workspaces (cuBLAS, NCCL) live outside PyTorch's allocator:
+# ~0.5 GB on current drivers is what `nvidia-smi` shows for an idle PyTorch process holding a
+# CUDA context (PyTorch "CUDA semantics" notes the context is not in memory_allocated).
+CUDA_CONTEXT_GB = 0.5
+
+
+@dataclass
+class MemoryEstimate:
+    workload: str
+    gpu: str | None
+    gpus: int
+    breakdown: dict[str, float]  # GB per GPU, keys below
+    notes: list[str] = field(default_factory=list)
+    capacity_gb: float | None = None
+    margin: float = 0.20
+
+    @property
+    def per_gpu_gb(self) -> float:
+        return sum(self.breakdown.values())
+
+    @property
+    def allocated_gb(self) -> float:
+        """What torch.cuda.max_memory_allocated would show (no CUDA context)."""
+        return self.per_gpu_gb - self.breakdown.get("overhead", 0.0)
+
+    @property
+    def required_gb(self) -> float:
+        return self.per_gpu_gb * (1 + self.margin)
+
+    @property
+    def fits(self) -> bool | None:
+        if self.capacity_gb is None:
+            return None
+        return self.required_gb <= self.capacity_gb
+
+    @property
+    def headroom_gb(self) -> float | None:
+        if self.capacity_gb is None:
+            return None
+        return self.capacity_gb - self.required_gb
+
+
+def _param_bytes(precision: str) -> float:
+    # bf16-true keeps parameters in bf16; mixed precision keeps fp32 parameters (autocast
+    # computes in 16-bit); fp32 is fp32 throughout.
+    return 2.0 if precision == "bf16-true" else 4.0
+
+
+def lora_params(w: Workload) -> int:
+    """Adapter parameters: rank x (in + out) per targeted matrix per layer."""
+    a, r = w.arch, w.lora_rank
+    h, q, kv, i = a.hidden_size, a.q_dim, a.kv_dim, a.intermediate_size
+    shapes = {
+        "qv": [(h, q), (h, kv)],
+        "attn": [(h, q), (h, kv), (h, kv), (q, h)],
+    }
+    mlp = [(h, i), (h, i), (i, h)] if a.mlp == "swiglu" else [(h, i), (i, h)]
+    shapes["all"] = shapes["attn"] + mlp
+    return a.num_layers * sum(r * (fan_in + fan_out) for fan_in, fan_out in shapes[w.lora_targets])
+
+
+def _lora_saved_inputs(w: Workload) -> float:
+    """Elements per token per layer the adapters save: the (dropout-applied) input of each
+    targeted matrix, plus a 1-byte dropout mask (0.5 element) when dropout is on."""
+    a = w.arch
+    h, q, i = a.hidden_size, a.q_dim, a.intermediate_size
+    ins = {"qv": [h, h], "attn": [h, h, h, q]}
+    ins["all"] = ins["attn"] + ([h, h, i] if a.mlp == "swiglu" else [h, i])
+    per = 1.5 if w.lora_dropout else 0.0  # without dropout the input is the shared x
+    return per * sum(ins[w.lora_targets])
+
+
+def activation_elements_per_token(w: Workload) -> tuple[float, float]:
+    """(16-bit elements, residual-stream elements) saved per token per layer for backward.
+
+    Counted tensor by tensor for a pre-norm decoder block with FlashAttention (it saves q, k, v,
+    the output and a per-head logsumexp, never the s x s scores):
+      2 norm inputs (residual stream)                               2h   [residual]
+      inputs of the q/k/v, out, up/gate and down projections        h + q + h + i
+      q, k, v and the attention output (FlashAttention)             2q + 2kv
+      MLP: gated: gate, up, act(gate) = 3i; GELU: fc output = i
+    Inputs of frozen projections are counted too: with LoRA on a frozen bf16 base the LitGPT
+    resource tables show ~7.8 GB per extra 1.3k-token sample for Llama 2 7B, which is this full
+    count (~46 bytes x hidden per token per layer) and not the smaller trainable-only count.
+    """
+    a = w.arch
+    h, q, kv, i = a.hidden_size, a.q_dim, a.kv_dim, a.intermediate_size
+    mlp = 3 * i if a.mlp == "swiglu" else i
+    elems = 2 * h + (h + q + h + i) + (2 * q + 2 * kv) + mlp
+    if w.method in ("lora", "qlora"):
+        elems += _lora_saved_inputs(w)
+    if w.method == "qlora":
+        # bitsandbytes MatMul4Bit saves its own (compute-dtype) copy of each quantized layer's
+        # input. Measured: QLoRA peaks in the LitGPT resource tables exceed LoRA minus the
+        # weight savings by ~13-18 bytes x hidden per token per layer (Llama 2 7B/13B,
+        # phi-1.5); one extra copy of the four projection inputs is that size.
+        elems += h + q + h + i
+    return elems, 2 * h
+
+
+def attention_scores_bytes_per_seq(w: Workload) -> float:
+    """Eager attention saves the s x s probabilities per head: fp32 softmax output (4) and the
+    16-bit copy fed to the value matmul (2). FlashAttention saves none of it."""
+    if w.flash_attention:
+        return 0.0
+    return w.arch.num_attention_heads * w.seq_len * w.seq_len * 6.0
+
+
+def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None,
+                    capacity_gb: float | None = None) -> MemoryEstimate:
+    """Peak memory per GPU. `gpus` is the data-parallel world size (sharding divides by it)."""
+    a = w.arch
+    prof = profile(w.framework)
+    n = max(1, gpus or w.gpus or 1)
+    notes: list[str] = []
+    pbytes = _param_bytes(w.precision)
+    mixed = w.precision in ("bf16-mixed", "fp16-mixed")
+    act_bytes = 4.0 if w.precision == "fp32" else 2.0
+    resid_bytes = 4.0 if w.precision != "bf16-true" else 2.0  # autocast keeps fp32 residuals
+    params = a.params
+    linear = a.num_layers * a.linear_params_per_layer()
+
+    # --- weights
+    if w.method == "qlora":
+        qbytes = NF4_DQ_BYTES if w.double_quant else NF4_BYTES
+        quantized = linear + (a.lm_head_params if prof.quantize_lm_head else 0)
+        quantized = min(quantized, params)
+        rest = params - quantized
+        weights = quantized * qbytes + rest * 2.0
+        notes.append(f"weights: {quantized / 1e9:.2f}B params NF4 at {qbytes:.4f} B/param "
+                     f"({'double-quant' if w.double_quant else 'fp32 absmax'}) + "
+                     f"{rest / 1e9:.2f}B unquantized (embeddings/norms"
+                     f"{'' if prof.quantize_lm_head else '/lm_head'}) at 2 B")
+    else:
+        weights = params * pbytes
+        notes.append(f"weights: {params / 1e9:.2f}B params x {pbytes:g} B ({w.precision})")
+        if mixed:
+            # autocast casts each weight to 16-bit for its matmul; the cast copy is saved for the
+            # backward pass, so one 16-bit copy of all matmul weights is alive at peak.
+            # Measured: StableLM 3B LoRA 26.92 GB bf16-mixed vs 9.69 GB bf16-true (LitGPT
+            # tutorials/finetune_lora.md) = fp32 weights + bf16 copies + fp32 residuals.
+            weights += linear * 2.0
+            notes.append(f"autocast: +{linear / 1e9:.2f}B x 2 B 16-bit weight copies saved "
+                         "for backward")
+
+    # --- trainable parameters, gradients, optimizer
+    if w.method in ("lora", "qlora"):
+        trainable = lora_params(w)
+        tbytes = prof.adapter_bytes or (2.0 if w.precision == "bf16-true" else 4.0)
+        adapters = trainable * tbytes
+        grads = trainable * tbytes
+        master = 0.0
+        notes.append(f"LoRA r={w.lora_rank} on {w.lora_targets}: {trainable / 1e6:.1f}M "
+                     f"params x {tbytes:g} B ({prof.adapter_note})")
+    else:
+        trainable = params
+        adapters = 0.0
+        grads = params * pbytes
+        master = 0.0
+        tbytes = pbytes
+    if w.optimizer == "adamw":
+        # torch AdamW keeps exp_avg and exp_avg_sq in the parameter dtype.
+        opt = trainable * 2 * tbytes
+        notes.append(f"AdamW: 2 states x {tbytes:g} B per trainable param")
+    else:
+        opt = trainable * ADAM8_BYTES
+        paged = " (paged: may spill to CPU under pressure, peak counted)" \
+            if w.optimizer.startswith("paged") else ""
+        notes.append(f"8-bit AdamW: {ADAM8_BYTES:.3f} B per trainable param{paged}")
+
+    # --- sharding
+    shard_w = shard_g = shard_o = 1.0
+    gathered = 0.0
+    if n > 1 and w.sharding == "zero2":
+        shard_g = shard_o = 1.0 / n
+        notes.append(f"ZeRO-2: gradients and optimizer states / {n}")
+    elif n > 1 and w.sharding in ("zero3", "fsdp"):
+        shard_w = shard_g = shard_o = 1.0 / n
+        unit = a.linear_params_per_layer() * (2.0 if w.method != "qlora" else NF4_BYTES)
+        if prof.fsdp_full_weight_copy:
+            gathered = weights
+        else:
+            gathered = 2 * unit * (1 - 1.0 / n)
+        notes.append(f"{w.sharding.upper()}: weights, grads, optimizer / {n}; {prof.fsdp_note}")
+    weights_gb = (weights * shard_w + gathered) / GB
+    adapters_gb = adapters * shard_w / GB
+    grads_gb = grads * shard_g / GB
+    opt_gb = (opt + master) * shard_o / GB
+
+    # --- activations (per GPU: its own micro-batch)
+    tokens = w.seq_len * w.micro_batch
+    elems, resid = activation_elements_per_token(w)
+    # residual-stream tensors are fp32 under autocast; the rest is 16-bit (fp32 under fp32)
+    per_layer_tok = elems * act_bytes + resid * (resid_bytes - act_bytes)
+    per_layer = per_layer_tok * tokens + attention_scores_bytes_per_seq(w) * w.micro_batch
+    if w.grad_checkpointing:
+        kept = 0.0 if prof.offload_checkpoints else \
+            a.num_layers * tokens * a.hidden_size * resid_bytes
+        acts = kept + per_layer  # one layer recomputed at a time
+        notes.append(f"activations: checkpointed layer inputs "
+                     f"{'offloaded to CPU' if prof.offload_checkpoints else 'kept'} + one "
+                     f"layer recomputed ({per_layer_tok / a.hidden_size:.1f} B x hidden per "
+                     "token)")
+    else:
+        acts = a.num_layers * per_layer
+        notes.append(f"activations: {a.num_layers} layers x {per_layer_tok / a.hidden_size:.1f}"
+                     f" B x hidden per token x {tokens} tokens"
+                     f"{'' if w.flash_attention else ' + eager s x s scores'}")
+    logits = tokens * a.vocab_size * prof.logits_bytes
+    notes.append(f"logits: {tokens} tokens x vocab {a.vocab_size} x {prof.logits_bytes:g} B "
+                 f"({prof.logits_note})")
+    overhead = CUDA_CONTEXT_GB
+    breakdown = {
+        "weights": weights_gb,
+        "adapters": adapters_gb,
+        "gradients": grads_gb,
+        "optimizer": opt_gb,
+        "activations": acts / GB,
+        "logits": logits / GB,
+        "overhead": overhead,
+    }
+    return MemoryEstimate(
+        workload=w.name, gpu=gpu, gpus=n, breakdown=breakdown, notes=notes,
+        capacity_gb=capacity_gb, margin=w.margin,
+    )
+
+
+def min_gpus_to_fit(w: Workload, capacity_gb: float, max_gpus: int = 512) -> int | None:
+    """Smallest power-of-two GPU count at which the workload fits (None if never)."""
+    n = 1
+    while n <= max_gpus:
+        if estimate_memory(w, gpus=n, capacity_gb=capacity_gb).fits:
+            return n
+        if w.sharding == "none":
+            return None
+        n *= 2
+    return None
+
+
+def fmt_gb(x: float) -> str:
+    return f"{x:.1f}" if math.isfinite(x) else "inf"

@@ -1,0 +1,157 @@
+"""Tokens per second and wall hours: FLOPs per token over peak dense TFLOPS x utilization, times
+a scaling efficiency from the interconnect.
+
+Utilization is hardware-FLOPs utilization (HFU: recomputed forward passes count as work), so
+recomputation shows up as more FLOPs per token, as the issue asks.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from sizing.memory import lora_params
+from sizing.workload import Workload
+from warehouse.gpus import GpuModel
+
+# HFU defaults per GPU family, medians of the MosaicML llm-foundry benchmark table
+# (mosaicml/llm-foundry scripts/train/benchmarking/README.md; 1B-70B MPT, BF16, FSDP; rows in
+# tests/fixtures/sizing/measured_calibration.csv): A100 80GB HFU 59.9, 62.1, 72.6, 64.2, 59.6,
+# 73.7, 71.1 -> median 64.2%; H100 80GB HFU 41.8, 42.3, 49.5, 46.4, 39.8, 50.8, 56.8 -> 46.4%.
+HFU_BY_PREFIX = {"A100": 0.642, "H100": 0.464, "H200": 0.464, "GH200": 0.464}
+HFU_SOURCE = "llm-foundry benchmarking README (median HFU of the MPT rows)"
+# No published training measurement for other GPUs in our reference data: use the lower of
+# the two cited values rather than invent one.
+HFU_FALLBACK = 0.464
+# QLoRA iterations are slower than LoRA on the same GPU because every matmul dequantizes its
+# NF4 weight first (memory-bound). LitGPT resource tables (A100 40GB, bnb 0.41): QLoRA/LoRA
+# time per 1k iterations = 1.77/1.62 (phi-1.5), 1.82/1.24 (StableLM 3B), 3.68/2.36 (Llama 2
+# 7B), 6.38/3.19 (13B) = 1.09, 1.47, 1.56, 2.00 -> median 1.5.
+QLORA_SLOWDOWN = 1.5
+# Across nodes when the offer does not state its fabric: 400 Gb/s per GPU (= 50 GB/s), the
+# NVIDIA HGX H100 reference design (one 400G NDR port per GPU).
+DEFAULT_INTERNODE_GBS = 50.0
+# PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s (PCI-SIG; half the bidirectional figure
+# datasheets print).
+PCIE_GBS = {"gen3": 16.0, "gen4": 32.0, "gen5": 64.0, "gen6": 128.0}
+# NVLink generations by total bidirectional bandwidth per GPU (NVIDIA NVLink page:
+# NVLink 2 300 GB/s, 3 600 GB/s, 4 900 GB/s, 5 1.8 TB/s); AMD MI300X Infinity Fabric 896 GB/s
+# aggregate (AMD MI300X datasheet), used for MI3xx parts whose row gives no figure.
+NVLINK_GBS = {"2": 300.0, "3": 600.0, "4": 900.0, "5": 1800.0}
+INFINITY_FABRIC_GBS = 896.0
+
+
+@dataclass
+class Throughput:
+    tokens_per_s: float  # whole job
+    tokens_per_s_per_gpu: float
+    flops_per_token: float
+    hfu: float
+    hfu_source: str
+    scaling_efficiency: float
+    link: str
+    link_gbs: float
+    hours: float
+    notes: list[str]
+
+
+def hfu_for(gpu_model: str) -> tuple[float, str]:
+    for prefix, value in HFU_BY_PREFIX.items():
+        if gpu_model.startswith(prefix):
+            return value, HFU_SOURCE
+    return HFU_FALLBACK, f"no measurement for {gpu_model}: lower cited HFU ({HFU_SOURCE})"
+
+
+def model_flops_per_token(w: Workload) -> float:
+    """PaLM appendix B convention: 6N + 12 x layers x q_dim x seq (attention) for full training."""
+    a = w.arch
+    attn = 12 * a.num_layers * a.q_dim * w.seq_len
+    if w.method in ("lora", "qlora"):
+        # frozen weights need no weight-gradient matmul: forward 2N + input-gradient 2N, plus
+        # the adapters trained in full (6 x their params).
+        return 4 * a.params + attn + 6 * lora_params(w)
+    return 6 * a.params + attn
+
+
+def hardware_flops_per_token(w: Workload) -> float:
+    flops = model_flops_per_token(w)
+    if w.grad_checkpointing:
+        a = w.arch
+        flops += 2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len  # one more forward
+    return flops
+
+
+def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
+                   internode_gbs: float | None = None) -> tuple[str, float]:
+    """(kind, GB/s per GPU per direction) of the slowest link a collective crosses.
+
+    Datasheets print bidirectional aggregates; a ring uses one direction, so half is used.
+    SXM/OAM/superchip parts talk over NVLink / Infinity Fabric; PCIe cards over PCIe, except
+    a bridged pair (NVL, A6000 bridge) when the job has at most 2 GPUs.
+    """
+    text = gpu.interconnect
+    gen = re.search(r"gen\s*(\d)", text, re.I)
+    kind, gbs = "pcie", PCIE_GBS.get(f"gen{gen.group(1)}" if gen else "gen4", 16.0)
+    stated = re.search(r"(\d+(?:\.\d+)?)\s*(TB|GB)/s", text)
+    stated_gbs = None
+    if stated:
+        stated_gbs = float(stated.group(1)) * (1000 if stated.group(2) == "TB" else 1)
+    if gpu.form_factor in ("sxm", "oam", "superchip"):
+        m = re.search(r"NVLink (\d)", text)
+        total = stated_gbs or (NVLINK_GBS.get(m.group(1)) if m else None) or INFINITY_FABRIC_GBS
+        kind, gbs = ("nvlink" if "NVLink" in text else "fabric"), total / 2
+    elif "bridge" in text.lower() and stated_gbs and gpus_per_node * nodes <= 2:
+        kind, gbs = "nvlink-bridge", stated_gbs / 2
+    if nodes > 1:
+        inter = internode_gbs or DEFAULT_INTERNODE_GBS
+        if inter < gbs:
+            kind, gbs = "multi-node", inter
+    return kind, gbs
+
+
+def comm_bytes_per_step(w: Workload, gpus: int) -> float:
+    """Bytes each GPU sends per optimizer step (ring collectives: (n-1)/n of the buffer)."""
+    if gpus <= 1:
+        return 0.0
+    frac = (gpus - 1) / gpus
+    if w.method in ("lora", "qlora"):
+        grad_bytes = lora_params(w) * 4.0
+        return 2 * frac * grad_bytes  # all-reduce of adapter gradients
+    p16 = w.arch.params * 2.0
+    if w.sharding in ("zero3", "fsdp"):
+        return 3 * frac * p16  # all-gather fwd + all-gather bwd + reduce-scatter grads
+    return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
+
+
+def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
+                        internode_gbs: float | None = None) -> Throughput:
+    notes: list[str] = []
+    n = gpus_per_node * nodes
+    peak = gpu.bf16_dense_tflops
+    if not peak:
+        return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
+                          "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
+                                              "warehouse/gpus.csv; time not estimated"])
+    hfu, src = hfu_for(gpu.gpu_model)
+    flops = hardware_flops_per_token(w)
+    per_gpu = peak * 1e12 * hfu / flops
+    notes.append(f"{flops / 1e9:.1f} GFLOP/token ({w.method}"
+                 f"{', recompute' if w.grad_checkpointing else ''}) at {peak:g} TFLOPS x "
+                 f"HFU {hfu:.1%}")
+    if w.method == "qlora":
+        per_gpu /= QLORA_SLOWDOWN
+        notes.append(f"QLoRA dequantization: / {QLORA_SLOWDOWN} (LitGPT resource tables)")
+    kind, gbs = link_bandwidth(gpu, gpus_per_node, nodes, internode_gbs)
+    eff = 1.0
+    if n > 1:
+        step_tokens = w.micro_batch * w.seq_len * w.grad_accum
+        t_comp = step_tokens / per_gpu
+        t_comm = comm_bytes_per_step(w, n) / (gbs * 1e9)
+        # collectives overlap the backward pass; the step takes the longer of the two
+        eff = t_comp / max(t_comp, t_comm)
+        notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s): compute {t_comp:.2f} s vs "
+                     f"communication {t_comm:.2f} s per step -> scaling {eff:.0%}")
+    total = per_gpu * n * eff
+    hours = w.tokens / total / 3600 if total > 0 else math.inf
+    return Throughput(total, per_gpu * eff, flops, hfu, src, eff, kind, gbs, hours, notes)
