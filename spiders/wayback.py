@@ -313,10 +313,13 @@ def _already_archived(root: Path, provider: str, row: CdxRow,
 
 def backfill(provider: str, archive_root: Path, fetch: Fetch = urllib_fetch,
              since: dt.date | dt.datetime | str | None = None,
-             sleep: Callable[[float], None] = time.sleep, pause: float = 2.0,
+             sleep: Callable[[float], None] = time.sleep, pause: float = 4.0,
              tries: int = 5, base_delay: float = 10.0,
              urls: list[str] | None = None) -> BackfillSummary:
     """Archive every Wayback capture of a provider's pricing URLs not yet in the archive.
+
+    The default pause (4 s) keeps to about 15 requests a minute: the Wayback Machine answers
+    faster clients with 429 and can block them for a while.
 
     Asks the CDX API for each URL (`cdx_query_url`), then fetches each new capture's `id_` URL
     one at a time (pausing `pause` seconds between requests, backing off on 429/5xx) and

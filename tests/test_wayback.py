@@ -181,7 +181,7 @@ def test_backfill_archives_real_captures_then_resumes(tmp_path):
     h100 = [o for o in offers if o.gpu_count == 8 and o.gpu_model == "H100-SXM-80GB"
             and o.pricing_model == "on_demand"]
     assert h100[0].price_per_hour == 23.60 and h100[0].snapshot_date == dt.date(2024, 11, 15)
-    assert sleeps and all(s == 2.0 for s in sleeps)  # a pause before each fetch, no backoff
+    assert sleeps == [4.0, 4.0]  # the default pause before each fetch, no backoff
 
     again = FakeWayback({"nebius.com": NEBIUS_CDX})
     second = backfill("nebius", tmp_path, again, sleep=Sleeps())
