@@ -274,6 +274,72 @@ def import_capture(
     console.print(f"{'archived in' if new else 'already in'} {path}")
 
 
+# The bundled real history series (copies with their origin in tests/fixtures/SOURCES.md).
+HISTORY = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+P5_SERIES = HISTORY / "raw" / "aws" / (
+    "amorton45_p5.48xlarge_us-east-1_ondemand_daily_2025-04_2026-08.csv")
+
+
+@app.command()
+def backfill(
+    wayback: Annotated[bool, typer.Option(
+        "--wayback", help="Fetch the provider's old pricing pages from the Wayback Machine.")]
+    = False,
+    provider: ProviderOpt = None,
+    since: Annotated[str | None, typer.Option(help="Wayback: captures on or after this date.")]
+    = None,
+    gcp: Annotated[Path, typer.Option(help="Folder of dated GCP history CSVs (Cyclenerd).")]
+    = HISTORY / "history" / "gcp",
+    azure: Annotated[Path, typer.Option(help="Folder of dated Azure radar CSVs.")]
+    = HISTORY / "history" / "azure",
+    aws_p5: Annotated[Path, typer.Option(help="The daily p5.48xlarge on-demand CSV series.")]
+    = P5_SERIES,
+    archive: ArchiveDir = None,
+) -> None:
+    """Bring dated price history into the raw archive (then `gpuprices reparse`).
+
+    Without --wayback: the bundled real series (GCP pricing.yml history, Azure EU radar exports,
+    AWS daily p5.48xlarge prices), one dated snapshot per day with its origin. With --wayback:
+    every archived capture of the provider's pricing URLs, one request at a time. Both are
+    resumable: what is already archived is skipped.
+    """
+    from spiders.importer import archive_new
+
+    settings = settings_from(None, archive)
+    if wayback:
+        from spiders.wayback import backfill as wayback_backfill
+
+        failed = 0
+        for p in _providers(provider):
+            s = wayback_backfill(p, settings.archive_root,
+                                 since=dt.date.fromisoformat(since) if since else None)
+            failed += len(s.failed)
+            console.print(f"{p}: {s.cdx_rows} captures listed, {len(s.archived)} archived, "
+                          f"{s.skipped} already there, {len(s.failed)} failed")
+            for url, ts, reason in s.failed:
+                err.print(f"FAILED {p}: {url} @ {ts}: {reason}", highlight=False)
+        raise typer.Exit(1 if failed else 0)
+
+    from spiders.history_aws import captures_from_p5_series
+    from spiders.history_azure import captures_from_azure_history
+    from spiders.history_gcp import captures_from_gcp_history
+
+    series = [("gcp", captures_from_gcp_history, gcp),
+              ("azure", captures_from_azure_history, azure),
+              ("aws", captures_from_p5_series, aws_p5)]
+    for name, reader, path in series:
+        if provider and name not in provider:
+            continue
+        if not path.exists():
+            err.print(f"{name}: {path} not found")
+            raise typer.Exit(2)
+        caps = reader(path)
+        added, skipped = archive_new(settings.archive_root, caps)
+        days = sorted({c.snapshot_date for c in caps})
+        console.print(f"{name}: {len(caps)} dated captures {days[0]} .. {days[-1]}: "
+                      f"{added} archived, {skipped} already there")
+
+
 def main() -> None:
     app()
 

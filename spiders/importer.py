@@ -66,3 +66,23 @@ def import_manifest(archive_root: Path, manifest: Path, base: Path | None = None
             request_body=body.encode() if body else None, origin=row.get("origin") or None,
         ))
     return done
+
+
+def archive_new(archive_root: Path, captures: list[Capture]) -> tuple[int, int]:
+    """Archive the captures not already there (same URL, time and bytes). Returns (added,
+    skipped), so a backfill can be rerun without duplicating a day's records."""
+    known: dict[Path, set[tuple[str, dt.datetime, str]]] = {}
+    fresh = []
+    for cap in captures:
+        path = archive_path(archive_root, cap.provider, cap.snapshot_date)
+        if path not in known:
+            known[path] = ({(c.url, c.captured_at, c.sha256) for c in read_captures(path)}
+                           if path.exists() else set())
+        key = (cap.url, cap.captured_at, cap.sha256)
+        if key in known[path]:
+            continue
+        known[path].add(key)
+        fresh.append(cap)
+    if fresh:
+        append_captures(archive_root, fresh)
+    return len(fresh), len(captures) - len(fresh)

@@ -77,3 +77,12 @@ def test_import_capture_is_idempotent(tmp_path):
     assert not again
     (cap,) = list(read_captures(path))
     assert cap.content_type.startswith("text/html") and cap.origin == "wayback"
+
+
+def test_archive_new_skips_what_is_already_archived(tmp_path):
+    from spiders.importer import archive_new
+
+    caps = [_cap(b"a"), _cap(b"b", when=T0 + dt.timedelta(days=1))]
+    assert archive_new(tmp_path, caps) == (2, 0)
+    assert archive_new(tmp_path, caps + [_cap(b"c", when=T0 + dt.timedelta(hours=2))]) == (1, 2)
+    assert len(list(read_captures(archive_path(tmp_path, "runpod", T0.date())))) == 2

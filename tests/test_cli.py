@@ -73,3 +73,12 @@ def test_nightly_prefect_flow_replays_and_reports(dirs):
     r = gp("nightly", "--replay", "all", "-p", "runpod", *dirs, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "runpod" in r.stdout and "2026-09-29" in r.stdout
+
+
+def test_backfill_imports_real_history_once(tmp_path):
+    snap = tmp_path / "snap"
+    r = gp("backfill", "-p", "gcp", "--archive", snap)
+    assert r.returncode == 0 and "6 archived" in r.stdout
+    assert sorted(p.name for p in snap.iterdir())[:2] == ["2023-01-12", "2024-05-17"]
+    r = gp("backfill", "-p", "gcp", "--archive", snap)
+    assert "0 archived, 6 already there" in r.stdout
