@@ -1,0 +1,477 @@
+"""AWS Price List bulk offer files (AmazonEC2, one region): JSON and CSV, parsed as a stream.
+
+A region's file is hundreds of MB. Only GPU instance products are kept, and only their small
+attribute subset; the terms are streamed and matched against them. Products come before terms in
+the file, which is what makes one pass enough.
+
+One pass, not three: the JSON is cut at the byte positions of its `"terms"`, `"OnDemand"` and
+`"Reserved"` keys (found with `bytes.find`, which is cheap) and each piece goes to its own ijson
+coroutine (C backend when available) with a synthetic opening (`{"terms":{`) so that the piece is
+a valid prefix of a document. A piece that is not the last ends with ijson's "premature EOF",
+which is expected there; anywhere else it means the file is truncated.
+
+Default offer (others skipped, counted in `stats`): Linux, tenancy Shared, preInstalledSw NA,
+capacitystatus Used, unit Hrs. Capacity Block products (marketoption CapacityBlock, operation
+RunInstances:CB, priced $0.00) are not offers. An OnDemand term with term attributes (the
+us-east-2 "Upfront Fee" of a 3-year convertible reservation filed under OnDemand) is not an
+on-demand price.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+import ijson
+
+from spiders.parsers import ParseError
+from spiders.parsers.aws_tables import (
+    LOCATION_TO_REGION,
+    canonical_memory_gb,
+    family_of,
+    is_gpu_type,
+    lookup,
+)
+from warehouse.contract import CaptureMeta, Offer, make_offer
+
+CHUNK = 1 << 20
+# AWS bills Linux instances per second with a 60-second minimum (aws.amazon.com/ec2/pricing/,
+# "Per Second Billing").
+BILLING_INCREMENT_S = 1
+MIN_BILLING_S = 60
+# A reservation's upfront fee spread over the term's hours: AWS counts a year as 365 days
+# (8760 h) in its effective-rate figures (docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+# reserved-instances-types.html).
+TERM_MONTHS = {"1yr": 12, "3yr": 36}
+TERM_HOURS = {"1yr": 8760, "3yr": 3 * 8760}
+
+# Attributes kept per GPU product (the rest is dropped at once to keep memory flat).
+_KEEP = ("instanceType", "regionCode", "location", "vcpu", "memory", "gpu", "gpuMemory",
+         "operatingSystem", "tenancy", "preInstalledSw", "capacitystatus", "licenseModel",
+         "marketoption", "operation", "usagetype")
+
+_PUBDATE = re.compile(rb'"publicationDate"\s*:\s*"([^"]+)"')
+_VERSION = re.compile(rb'"version"\s*:\s*"([^"]+)"')
+_KEY_TAIL = re.compile(rb"\s{0,24}:\s{0,24}\{")
+_TERMS_KEY = b'"terms"'
+_TERM_KEYS = (b'"OnDemand"', b'"Reserved"')
+_OVERLAP = 64
+
+
+def _num(text: Any) -> float | None:
+    try:
+        value = float(str(text).split()[0].replace(",", ""))
+    except (ValueError, IndexError):
+        return None
+    return value
+
+
+def _date(text: str | None) -> dt.date | None:
+    if not text:
+        return None
+    try:
+        return dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return None
+
+
+def skip_reason(attrs: dict[str, Any]) -> str | None:
+    """Why a GPU product is not a default offer, or None when it is one."""
+    if attrs.get("marketoption") == "CapacityBlock" or str(attrs.get("operation", "")).endswith(
+        ":CB"
+    ):
+        return "capacity_block"
+    if attrs.get("operatingSystem") != "Linux":
+        return "os"
+    if attrs.get("tenancy") != "Shared":
+        return "tenancy"
+    if attrs.get("preInstalledSw", "NA") != "NA":
+        return "preinstalled_sw"
+    if attrs.get("capacitystatus", "Used") != "Used":
+        return "capacitystatus"
+    return None
+
+
+def _gpu_product(attrs: dict[str, Any]) -> bool:
+    itype = attrs.get("instanceType")
+    if not itype:
+        return False
+    if is_gpu_type(itype):
+        return True
+    gpus = _num(attrs.get("gpu"))
+    return bool(gpus and gpus > 0)
+
+
+class _Collector:
+    """Holds the GPU products seen so far and turns their terms into offers."""
+
+    def __init__(self, meta: CaptureMeta, stats: Counter) -> None:
+        self.meta = meta
+        self.stats = stats
+        self.products: dict[str, dict[str, Any]] = {}
+        self.gpu_products_seen = 0
+        self.publication_date: str | None = None
+        self.version: str | None = None
+
+    # -- products ---------------------------------------------------------------------------
+    def add_product(self, sku: str, product: dict[str, Any]) -> None:
+        attrs = product.get("attributes") or {}
+        if not _gpu_product(attrs):
+            return
+        self.gpu_products_seen += 1
+        reason = skip_reason(attrs)
+        if reason:
+            self.stats[f"skipped_{reason}"] += 1
+            return
+        self.products[sku] = {k: attrs[k] for k in _KEEP if k in attrs}
+
+    # -- offers ----------------------------------------------------------------------------
+    def _common(self, sku: str, attrs: dict[str, Any]) -> dict[str, Any]:
+        itype = attrs["instanceType"]
+        known = lookup(itype)
+        gpu_attr = _num(attrs.get("gpu"))
+        extra: dict[str, Any] = {
+            "source": "offer_file",
+            "instance_type": itype,
+            "aws_sku": sku,
+            "location": attrs.get("location"),
+        }
+        if self.publication_date:
+            extra["publication_date"] = self.publication_date
+        if self.version:
+            extra["offer_version"] = self.version
+        if known is not None:
+            model, count = known.gpu_model, known.gpu_count
+            extra["gpu_wording"] = known.gpu_wording
+            if known.gpu_model is None:
+                extra["quarantine_reason"] = f"{known.gpu_wording} is not in gpus.csv"
+            if gpu_attr is not None and gpu_attr != count:
+                extra["aws_gpu_attribute"] = attrs.get("gpu")
+        else:
+            # A GPU instance family the table does not know: never guessed, quarantined.
+            model, count = None, gpu_attr or 0.0
+            extra["gpu_wording"] = f"{attrs.get('gpu')} GPU ({itype})"
+            extra["unknown_family"] = family_of(itype)
+        if attrs.get("gpuMemory") not in (None, "NA"):
+            extra["aws_gpu_memory"] = attrs["gpuMemory"]
+        region = attrs.get("regionCode") or LOCATION_TO_REGION.get(attrs.get("location", ""))
+        return dict(
+            gpu_model=model,
+            gpu_count=count,
+            gpu_memory_gb=canonical_memory_gb(model),
+            region=region,
+            vcpus=_num(attrs.get("vcpu")),
+            ram_gb=_num(attrs.get("memory")),
+            extra=extra,
+        )
+
+    def _make(self, aws_sku: str, attrs: dict[str, Any], **kw: Any) -> Offer | None:
+        common = self._common(aws_sku, attrs)
+        extra = {**common.pop("extra"), **kw.pop("extra", {})}
+        if not common["gpu_count"]:
+            self.stats["skipped_no_gpu_count"] += 1
+            return None
+        return make_offer(self.meta, sku=kw.pop("sku", attrs["instanceType"]), extra=extra,
+                          **common, **kw)
+
+    @staticmethod
+    def _price(dim: dict[str, Any]) -> tuple[float, str] | None:
+        ppu = dim.get("pricePerUnit") or {}
+        for currency, text in ppu.items():
+            value = _num(text)
+            if value is not None:
+                return value, currency
+        return None
+
+    def on_demand(self, sku: str, terms: dict[str, Any]) -> Iterator[Offer]:
+        attrs = self.products.get(sku)
+        if attrs is None:
+            return
+        for term in terms.values():
+            if term.get("termAttributes"):
+                # e.g. the us-east-2 "Upfront Fee" (3yr convertible All Upfront) under OnDemand.
+                self.stats["skipped_ondemand_term_attributes"] += 1
+                continue
+            for dim in (term.get("priceDimensions") or {}).values():
+                if dim.get("unit") != "Hrs":
+                    self.stats["skipped_unit"] += 1
+                    continue
+                price = self._price(dim)
+                if price is None or price[0] <= 0:
+                    self.stats["skipped_zero_price"] += 1
+                    continue
+                offer = self._make(
+                    sku, attrs, pricing_model="on_demand", price_per_hour=price[0],
+                    currency=price[1], effective_from=_date(term.get("effectiveDate")),
+                    billing_increment_s=BILLING_INCREMENT_S, min_billing_s=MIN_BILLING_S,
+                    extra={"rate_code": dim.get("rateCode"),
+                           "effective_date": term.get("effectiveDate")},
+                )
+                if offer is not None:
+                    yield offer
+
+    def reserved(self, sku: str, terms: dict[str, Any]) -> Iterator[Offer]:
+        attrs = self.products.get(sku)
+        if attrs is None:
+            return
+        for term in terms.values():
+            ta = term.get("termAttributes") or {}
+            length = ta.get("LeaseContractLength")
+            if length not in TERM_HOURS:
+                self.stats["skipped_reserved_term"] += 1
+                continue
+            hourly = upfront = 0.0
+            currency = None
+            for dim in (term.get("priceDimensions") or {}).values():
+                price = self._price(dim)
+                if price is None:
+                    continue
+                currency = price[1]
+                if dim.get("unit") == "Hrs":
+                    hourly += price[0]
+                elif dim.get("unit") == "Quantity":
+                    upfront += price[0]
+            effective = upfront / TERM_HOURS[length] + hourly
+            if currency is None or effective <= 0:
+                self.stats["skipped_zero_price"] += 1
+                continue
+            option = ta.get("PurchaseOption", "")
+            klass = ta.get("OfferingClass", "")
+            offer = self._make(
+                sku, attrs, pricing_model="reserved", price_per_hour=round(effective, 6),
+                currency=currency, commitment_months=TERM_MONTHS[length],
+                effective_from=_date(term.get("effectiveDate")),
+                sku=f"{attrs['instanceType']} {klass} {option}".strip(),
+                extra={"purchase_option": option, "offering_class": klass,
+                       "upfront_fee": upfront, "hourly_fee": hourly,
+                       "offer_term_code": term.get("offerTermCode"),
+                       "effective_date": term.get("effectiveDate")},
+            )
+            if offer is not None:
+                yield offer
+
+
+def _chunks(fileobj: IO[bytes] | bytes) -> Iterator[bytes]:
+    if isinstance(fileobj, bytes | bytearray | memoryview):
+        view = memoryview(fileobj)
+        for i in range(0, len(view), CHUNK):
+            yield bytes(view[i:i + CHUNK])
+        return
+    while True:
+        chunk = fileobj.read(CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _find_marker(buf: bytes, keys: tuple[bytes, ...]) -> tuple[int, bytes | None]:
+    """First position of a key marker (`"key" : {`) in buf: (pos, key); (pos, None) when a
+    candidate sits too near the end to decide; (-1, None) when there is none."""
+    start = 0
+    while True:
+        hits = [(p, k) for k in keys if (p := buf.find(k, start)) >= 0]
+        if not hits:
+            return -1, None
+        pos, key = min(hits)
+        end = pos + len(key)
+        if _KEY_TAIL.match(buf, end):
+            return pos, key
+        if len(buf) - end < _OVERLAP:
+            return pos, None
+        start = pos + 1
+
+
+def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
+                    stats: Counter | None = None) -> Iterator[Offer]:
+    """Offers of one JSON offer file, read as a stream from a binary file object (or bytes).
+
+    Memory stays flat whatever the file size: only GPU products' attribute subsets are held.
+    `stats` (a Counter) receives what was skipped and why. Raises ParseError for a truncated or
+    malformed file, or one whose products do not come before its terms.
+    """
+    stats = stats if stats is not None else Counter()
+    col = _Collector(meta, stats)
+    events: list = ijson.sendable_list()
+    handlers = {"products": col.add_product, "OnDemand": col.on_demand,
+                "Reserved": col.reserved}
+    section = "products"
+    coro: Any = ijson.kvitems_coro(events, "products")
+    term_sections = 0
+
+    def drain() -> Iterator[Offer]:
+        handle = handlers[section]
+        for key, value in events:
+            yield from handle(key, value) or ()
+        del events[:]
+
+    def send(data: bytes) -> Iterator[Offer]:
+        if coro is None or not data:
+            return
+        try:
+            coro.send(data)
+        except ijson.JSONError as exc:
+            raise ParseError(meta.provider, meta.url,
+                             f"offer file malformed in {section} ({exc})") from exc
+        yield from drain()
+
+    def close(final: bool) -> Iterator[Offer]:
+        try:
+            coro.close()
+        except ijson.IncompleteJSONError as exc:
+            # The end of a piece that is not the file's end is a premature EOF by design.
+            if final or "premature EOF" not in str(exc):
+                raise ParseError(meta.provider, meta.url,
+                                 f"offer file truncated or malformed in {section} ({exc})"
+                                 ) from exc
+        yield from drain()
+
+    buf = b""
+    first = True
+    for chunk in _chunks(fileobj):
+        if first:
+            m = _PUBDATE.search(chunk, 0, 65536)
+            col.publication_date = m.group(1).decode() if m else None
+            m = _VERSION.search(chunk, 0, 65536)
+            col.version = m.group(1).decode() if m else None
+            first = False
+        buf += chunk
+        while True:
+            keys = (_TERMS_KEY,) if section == "products" else _TERM_KEYS
+            pos, key = _find_marker(buf, keys)
+            if pos < 0:
+                cut = max(len(buf) - _OVERLAP, 0)
+                yield from send(buf[:cut])
+                buf = buf[cut:]
+                break
+            yield from send(buf[:pos])
+            buf = buf[pos:]
+            if key is None:  # undecided: wait for the next chunk
+                break
+            if coro is not None:
+                yield from close(final=False)
+            buf = buf[len(key):]
+            if key == _TERMS_KEY:
+                section, coro = "terms", None
+            else:
+                section = key.strip(b'"').decode()
+                coro = ijson.kvitems_coro(events, f"terms.{section}")
+                term_sections += 1
+                yield from send(b'{"terms":{' + key)
+
+    if section == "products":
+        yield from send(buf)
+        yield from close(final=True)
+        raise ParseError(meta.provider, meta.url, "offer file has no terms (truncated?)")
+    if coro is None:
+        raise ParseError(meta.provider, meta.url,
+                         "offer file has no OnDemand/Reserved terms (truncated?)")
+    yield from send(buf)
+    yield from close(final=True)
+    if col.gpu_products_seen == 0:
+        raise ParseError(meta.provider, meta.url, "no GPU instance product in the offer file")
+    stats["gpu_products"] = col.gpu_products_seen
+    stats["default_gpu_products"] = len(col.products)
+    stats["term_sections"] = term_sections
+
+
+# -- CSV variant ------------------------------------------------------------------------------
+
+_CSV_ATTRS = {
+    "Instance Type": "instanceType", "Region Code": "regionCode", "Location": "location",
+    "vCPU": "vcpu", "Memory": "memory", "GPU": "gpu", "GPU Memory": "gpuMemory",
+    "Operating System": "operatingSystem", "Tenancy": "tenancy",
+    "Pre Installed S/W": "preInstalledSw", "CapacityStatus": "capacitystatus",
+    "License Model": "licenseModel", "MarketOption": "marketoption", "operation": "operation",
+    "usageType": "usagetype",
+}
+
+
+def iter_offer_csv(lines: Iterable[str], meta: CaptureMeta,
+                   stats: Counter | None = None) -> Iterator[Offer]:
+    """Offers of a CSV offer file: 5 preamble rows ("FormatVersion", "Disclaimer",
+    "Publication Date", "Version", "OfferCode"), then a header row, then one row per price
+    dimension. Reserved terms span two rows (Hrs and Quantity) which are joined by
+    (SKU, OfferTermCode); only GPU rows are held."""
+    stats = stats if stats is not None else Counter()
+    col = _Collector(meta, stats)
+    reader = csv.reader(lines)
+    preamble = {}
+    for _ in range(5):
+        row = next(reader, None)
+        if not row or len(row) < 2:
+            raise ParseError(meta.provider, meta.url, "CSV offer file without its preamble")
+        preamble[row[0]] = row[1]
+    col.publication_date = preamble.get("Publication Date")
+    col.version = preamble.get("Version")
+    header = next(reader, None)
+    if not header or "SKU" not in header or "TermType" not in header:
+        raise ParseError(meta.provider, meta.url, "CSV offer file without its header row")
+    idx = {name: i for i, name in enumerate(header)}
+    need = ("SKU", "OfferTermCode", "RateCode", "TermType", "Unit", "PricePerUnit", "Currency",
+            "Instance Type", "EffectiveDate")
+    missing = [n for n in need if n not in idx]
+    if missing:
+        raise ParseError(meta.provider, meta.url, f"CSV offer file lacks columns {missing}")
+    i_type = idx["Instance Type"]
+    reserved: dict[tuple[str, str], dict[str, Any]] = {}
+    seen_skus: set[str] = set()
+    for row in reader:
+        if len(row) != len(header):
+            raise ParseError(meta.provider, meta.url, "CSV offer file row cut short (truncated?)")
+        itype = row[i_type]
+        if not itype:
+            continue
+        sku = row[idx["SKU"]]
+        if sku not in seen_skus:
+            attrs = {a: row[idx[c]] for c, a in _CSV_ATTRS.items() if c in idx and row[idx[c]]}
+            if _gpu_product(attrs):
+                seen_skus.add(sku)
+                col.add_product(sku, {"attributes": attrs})
+            else:
+                continue
+        if sku not in col.products:
+            continue
+        term_code = row[idx["OfferTermCode"]]
+        dim = {"unit": row[idx["Unit"]], "rateCode": row[idx["RateCode"]],
+               "pricePerUnit": {row[idx["Currency"]]: row[idx["PricePerUnit"]]}}
+        term_attrs = {k: row[idx[k]] for k in ("LeaseContractLength", "PurchaseOption",
+                                               "OfferingClass") if k in idx and row[idx[k]]}
+        term = {"offerTermCode": term_code, "effectiveDate": row[idx["EffectiveDate"]],
+                "termAttributes": term_attrs, "priceDimensions": {dim["rateCode"]: dim}}
+        if row[idx["TermType"]] == "OnDemand":
+            yield from col.on_demand(sku, {term_code: term})
+        elif row[idx["TermType"]] == "Reserved":
+            held = reserved.setdefault((sku, term_code), term)
+            if held is not term:
+                held["priceDimensions"][dim["rateCode"]] = dim
+    for (sku, term_code), term in reserved.items():
+        yield from col.reserved(sku, {term_code: term})
+    if col.gpu_products_seen == 0:
+        raise ParseError(meta.provider, meta.url, "no GPU instance product in the offer file")
+    stats["gpu_products"] = col.gpu_products_seen
+    stats["default_gpu_products"] = len(col.products)
+
+
+def _nonempty(offers: list[Offer], stats: Counter, meta: CaptureMeta) -> list[Offer]:
+    if not offers:
+        skipped = {k: v for k, v in sorted(stats.items()) if k.startswith("skipped_")}
+        raise ParseError(meta.provider, meta.url,
+                         f"{stats.get('gpu_products', 0)} GPU instance product(s) but no "
+                         f"default offer among them (skipped: {skipped})")
+    return offers
+
+
+def parse_offer_json(body: bytes, meta: CaptureMeta, stats: Counter | None = None) -> list[Offer]:
+    stats = stats if stats is not None else Counter()
+    return _nonempty(list(iter_offer_file(body, meta, stats)), stats, meta)
+
+
+def parse_offer_csv(body: bytes, meta: CaptureMeta, stats: Counter | None = None) -> list[Offer]:
+    stats = stats if stats is not None else Counter()
+    text = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8-sig", newline="")
+    return _nonempty(list(iter_offer_csv(text, meta, stats)), stats, meta)
