@@ -186,6 +186,15 @@ def test_attributes_later_names_data_secure_data_community():
     assert rows[("B200/secure", "on_demand", None)].extra["price_field"] == "data-secure"
 
 
+def test_attributes_gpu_listed_twice_counted_once():
+    text = ATTR_2025.read_text()
+    start = text.rindex('<div role="listitem"', 0, text.index(">H100 SXM<"))
+    end = text.index('<div role="listitem"', start + 10)
+    doubled = text[:end] + text[start:end] + text[end:]
+    assert doubled.count(">H100 SXM<") == 2
+    assert len(parse(doubled.encode(), meta(PAGE))) == 10
+
+
 # --- 2026 JSON-LD --------------------------------------------------------------------------------
 
 

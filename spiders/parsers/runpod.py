@@ -241,6 +241,7 @@ def _tag_values(tags_div: Any) -> dict[str, float]:
 
 def _parse_attributes(price_divs: list[Any], meta: CaptureMeta) -> list[Offer]:
     offers: list[Offer] = []
+    seen: set[tuple[str, float | None]] = set()
     for div in price_divs:
         names = div.xpath(
             "preceding::div[@data-line-clamp][@data-gradient='text-secondary'][1]"
@@ -256,6 +257,9 @@ def _parse_attributes(price_divs: list[Any], meta: CaptureMeta) -> list[Offer]:
         )
         tag_values = _tag_values(tags[0]) if tags else {}
         memory = tag_values.get("gb vram")
+        if (name, memory) in seen:
+            continue  # the same GPU listed again in another section of the page
+        seen.add((name, memory))
         model = canonical_gpu(name, memory)
         for attrs, kind, cloud in (
             (("data-secure-cloud-price", "data-secure"), "on_demand", "secure"),
