@@ -137,8 +137,11 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     notes: list[str] = []
     pbytes = _param_bytes(w.precision)
     mixed = w.precision in ("bf16-mixed", "fp16-mixed")
+    sharded = n > 1 and w.sharding in ("zero3", "fsdp")
     act_bytes = 4.0 if w.precision == "fp32" else 2.0
-    resid_bytes = 4.0 if w.precision != "bf16-true" else 2.0  # autocast keeps fp32 residuals
+    # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
+    # with 16-bit gathered parameters, so its residual stream is 16-bit.
+    resid_bytes = 4.0 if (w.precision == "fp32" or (mixed and not sharded)) else 2.0
     params = a.params
     linear = a.num_layers * a.linear_params_per_layer()
 
@@ -156,11 +159,13 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     else:
         weights = params * pbytes
         notes.append(f"weights: {params / 1e9:.2f}B params x {pbytes:g} B ({w.precision})")
-        if mixed:
+        if mixed and not sharded and not w.grad_checkpointing:
             # autocast casts each weight to 16-bit for its matmul; the cast copy is saved for the
             # backward pass, so one 16-bit copy of all matmul weights is alive at peak.
             # Measured: StableLM 3B LoRA 26.92 GB bf16-mixed vs 9.69 GB bf16-true (LitGPT
             # tutorials/finetune_lora.md) = fp32 weights + bf16 copies + fp32 residuals.
+            # With checkpointing only the recomputed layer keeps its copies; under FSDP/ZeRO-3
+            # the 16-bit weights are the gathered units counted below.
             weights += linear * 2.0
             notes.append(f"autocast: +{linear / 1e9:.2f}B x 2 B 16-bit weight copies saved "
                          "for backward")
