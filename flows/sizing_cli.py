@@ -1,0 +1,227 @@
+"""`size` and `rank`: the sizing engine on the command line.
+
+`app` is a standalone Typer app; `register(app)` adds the same two commands to another app
+(the main `gpuprices` CLI).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import duckdb
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sizing.memory import estimate_memory
+from sizing.rank import rank as rank_offers
+from sizing.throughput import estimate_throughput
+from sizing.workload import Workload, WorkloadError, load_workloads
+from warehouse.gpus import gpu_models
+
+# When neither --gpu nor the workload names one: the most widely offered training GPU.
+DEFAULT_GPU = "H100-SXM-80GB"
+GPUS_PER_NODE = 8  # HGX / DGX boards hold 8 GPUs (NVIDIA HGX spec)
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Memory, time and cost per checkpoint of training workloads.")
+console = Console(width=None if os.isatty(1) else 160)
+err = Console(stderr=True)
+
+WorkloadFile = Annotated[Path, typer.Argument(help="TOML file of [[workload]] tables")]
+
+
+def _load(path: Path) -> list[Workload]:
+    try:
+        return load_workloads(path, known_gpus=set(gpu_models()))
+    except WorkloadError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _finite(x: float) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> dict[str, Any]:
+    """One workload on one GPU model x count: the `size` JSON object."""
+    model = gpu or w.gpu or DEFAULT_GPU
+    spec = gpu_models()[model]
+    n = gpus or w.gpus or 1
+    per_node = min(n, GPUS_PER_NODE)
+    nodes = math.ceil(n / per_node)
+    mem = estimate_memory(w, gpu=model, gpus=n, capacity_gb=spec.memory_gb)
+    tp = estimate_throughput(w, spec, per_node, nodes)
+    return {
+        "name": w.name,
+        "gpu": model,
+        "gpus": n,
+        "per_gpu_gb": round(mem.per_gpu_gb, 2),
+        "required_gb": round(mem.required_gb, 2),
+        "capacity_gb": spec.memory_gb,
+        "margin": w.margin,
+        "fits": bool(mem.fits),
+        "headroom_gb": round(mem.headroom_gb, 2),
+        "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
+        "tokens_per_s": round(tp.tokens_per_s, 1),
+        "hours": _finite(round(tp.hours, 3)),
+        "model": {"name": w.arch.name, "params_b": w.arch.params_b,
+                  "inferred_fields": list(w.arch.inferred)},
+        "method": w.method, "precision": w.precision, "framework": w.framework,
+        "notes": mem.notes + tp.notes,
+    }
+
+
+def size(
+    workload_file: WorkloadFile,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Canonical GPU model")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPU count")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Memory per GPU with its breakdown, fits or not, tokens/s and hours for each workload."""
+    if gpu and gpu not in gpu_models():
+        err.print(f"[red]error:[/red] unknown GPU model {gpu!r} (see warehouse/gpus.csv)")
+        raise typer.Exit(2)
+    results = [size_one(w, gpu, gpus) for w in _load(workload_file)]
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+        return
+    for r in results:
+        t = Table(title=f"{r['name']}: {r['gpus']} x {r['gpu']} — "
+                        f"{'FITS' if r['fits'] else 'DOES NOT FIT'}")
+        t.add_column("term")
+        t.add_column("GB per GPU", justify="right")
+        for k, v in r["breakdown"].items():
+            t.add_row(k, f"{v:.2f}")
+        t.add_row("total", f"{r['per_gpu_gb']:.2f}")
+        t.add_row(f"+ {r['margin']:.0%} margin", f"{r['required_gb']:.2f}")
+        t.add_row("capacity", f"{r['capacity_gb']:g}")
+        console.print(t)
+        hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
+        console.print(f"  tokens/s {r['tokens_per_s']:.0f}, hours {hours}")
+        for note in r["notes"]:
+            console.print(f"  - {note}", highlight=False)
+
+
+def _data_dir(data_dir: Path | None) -> Path:
+    return data_dir or Path(os.environ.get("GPUPRICES_HOME", "data"))
+
+
+def read_offers(db_path: Path, date: dt.date | None) -> tuple[dt.date, list[dict], dict]:
+    """Offers of one snapshot date (default: the latest) and the FX rates in force then."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        if date is None:
+            row = con.execute("SELECT max(snapshot_date) FROM offers").fetchone()
+            if not row or row[0] is None:
+                raise ValueError("the offers table is empty")
+            date = row[0]
+        df = con.execute(
+            "SELECT * FROM offers WHERE snapshot_date = ? "
+            "AND (effective_from IS NULL OR effective_from <= ?)", [date, date]).df()
+        fx_rows = con.execute(
+            "SELECT currency, arg_max(rate_per_eur, date) FROM fx_rates WHERE date <= ? "
+            "GROUP BY currency", [date]).fetchall()
+    finally:
+        con.close()
+    return date, df.to_dict("records"), {c: float(r) for c, r in fx_rows}
+
+
+def _money(x: float, cur: str) -> str:
+    return f"{x:,.2f} {cur}" if math.isfinite(x) else "—"
+
+
+def rank(
+    workload_file: WorkloadFile,
+    date: Annotated[str | None, typer.Option("--date", help="Snapshot date YYYY-MM-DD "
+                                                          "(default: latest)")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows per workload")] = 10,
+    currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
+    data_dir: Annotated[Path | None, typer.Option(
+        "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Rank every offer of a date (gpu model x GPUs per node x nodes) by cost per checkpoint."""
+    currency = currency.upper()
+    if currency not in ("USD", "EUR"):
+        err.print(f"[red]error:[/red] currency must be USD or EUR, got {currency}")
+        raise typer.Exit(2)
+    day = None
+    if date:
+        try:
+            day = dt.date.fromisoformat(date)
+        except ValueError:
+            err.print(f"[red]error:[/red] --date {date!r} is not YYYY-MM-DD")
+            raise typer.Exit(2) from None
+    workloads = _load(workload_file)
+    db = _data_dir(data_dir) / "warehouse.duckdb"
+    if not db.exists():
+        err.print(f"[red]error:[/red] no warehouse at {db} (run `gpuprices nightly` first)")
+        raise typer.Exit(2)
+    try:
+        day, offers, fx = read_offers(db, day)
+    except (ValueError, duckdb.Error) as exc:
+        err.print(f"[red]error:[/red] {db}: {exc}")
+        raise typer.Exit(2) from None
+    if not offers:
+        err.print(f"[red]error:[/red] no offers on {day}")
+        raise typer.Exit(2)
+    currencies = {str(o.get("currency")) for o in offers} | {"USD"}
+    missing = sorted(c for c in currencies if c != currency and c != "EUR" and c not in fx)
+    if currency != "USD" and "USD" not in fx:
+        missing = sorted(set(missing) | {"USD"})
+    ranked = rank_offers(workloads, offers, currency=currency, fx=fx, top=top)
+    if as_json:
+        typer.echo(json.dumps({
+            "date": str(day), "currency": currency, "fx_missing": missing,
+            "workloads": {name: [_jsonable(r.as_dict()) for r in rows]
+                          for name, rows in ranked.items()}}, indent=2, default=str))
+        return
+    console.print(f"offers of {day}: {len(offers)}; currency {currency}")
+    if missing:
+        console.print(f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: "
+                      f"offers priced in them cannot be shown in {currency}[/yellow]")
+    for name, rows in ranked.items():
+        t = Table(title=name)
+        for col in ("#", "offer", "gpus", "GB/GPU", "tok/s", "hours", "first ckpt",
+                    "per ckpt", "finish", "verdict"):
+            t.add_column(col)
+        for i, r in enumerate(rows, 1):
+            t.add_row(str(i), f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}",
+                      f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}",
+                      "" if r.per_gpu_gb is None else f"{r.per_gpu_gb:.1f}",
+                      f"{r.tokens_per_s:.0f}",
+                      f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
+                      _money(r.cost_first_checkpoint, currency),
+                      _money(r.cost_per_checkpoint, currency),
+                      _money(r.cost_to_finish, currency), r.reason)
+        console.print(t)
+
+
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, float) and not math.isfinite(v):
+            out[k] = None
+        elif isinstance(v, dict):
+            out[k] = _jsonable(v)
+        else:
+            out[k] = v
+    return out
+
+
+def register(target: typer.Typer) -> None:
+    """Add `size` and `rank` to another Typer app (the main gpuprices CLI)."""
+    target.command("size")(size)
+    target.command("rank")(rank)
+
+
+register(app)
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,168 @@
+"""Cost of one offer for one workload: to the first good checkpoint, per checkpoint, to finish.
+
+Every figure is returned with the inputs it was computed from (`CostEstimate.inputs`).
+Money is in the offer's currency; the USD constants below are converted by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizing.memory import ADAM8_BYTES, lora_params
+from sizing.workload import Workload
+
+# Object storage for checkpoints: AWS S3 Standard, first 50 TB/month, us-east-1
+# (aws.amazon.com/s3/pricing): $0.023 per GB-month.
+STORAGE_USD_PER_GB_MONTH = 0.023
+# Data out to the internet: AWS EC2 first 10 TB/month $0.09/GB (aws.amazon.com/ec2/pricing/
+# on-demand "Data Transfer"); data in is free at AWS, GCP and Azure (same pages).
+EGRESS_USD_PER_GB = 0.09
+INGEST_USD_PER_GB = 0.0
+# Training text on disk: ~4 characters (bytes) of English per token (OpenAI "What are tokens"
+# help article), so tokens x 4 bytes.
+BYTES_PER_TOKEN = 4.0
+# Checkpoint write throughput to local NVMe / a network filesystem: 1 GB/s per node. An
+# assumption (not measured here); set checkpoint_write_minutes in the workload to override.
+CHECKPOINT_WRITE_GBS = 1.0
+# AWS Spot Instance Advisor bands = share of instances reclaimed over the trailing month
+# (aws.amazon.com/ec2/spot/instance-advisor). Midpoints; ">20%" taken as 25%.
+BAND_MONTHLY = {"<5%": 0.025, "5-10%": 0.075, "10-15%": 0.125, "15-20%": 0.175, ">20%": 0.25}
+# No band published (most providers): assume the worst AWS band rather than none.
+DEFAULT_BAND = ">20%"
+HOURS_PER_MONTH = 730.0
+
+
+def preemptions_per_hour(band: str) -> float:
+    """Monthly reclaim share p -> Poisson rate -ln(1 - p) / 730 h."""
+    key = band.replace(" ", "")
+    p = BAND_MONTHLY.get(key)
+    if p is None:
+        nums = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", key)]
+        if not nums:
+            raise ValueError(f"unknown interruption band {band!r}")
+        p = (sum(nums) / len(nums)) / 100
+    return -math.log(1 - min(p, 0.99)) / HOURS_PER_MONTH
+
+
+def billed_hours(hours: float, increment_s: int | None, min_s: int | None) -> float:
+    """Hours charged for one continuous run of `hours`: rounded up to the billing increment,
+    and at least the minimum. A missing increment means per-second billing."""
+    if not math.isfinite(hours):
+        return math.inf
+    seconds = hours * 3600
+    inc = increment_s or 1
+    billed = math.ceil(seconds / inc - 1e-9) * inc
+    billed = max(billed, min_s or 0)
+    return billed / 3600
+
+
+def checkpoint_gb(w: Workload) -> float:
+    """A resumable checkpoint: trainable weights + optimizer state (+ frozen base excluded)."""
+    if w.method in ("lora", "qlora"):
+        n = lora_params(w)
+        wbytes = 4.0
+        opt = 8.0 if w.optimizer == "adamw" else ADAM8_BYTES
+    else:
+        n = w.arch.params
+        wbytes = 2.0 if w.precision == "bf16-true" else 4.0
+        opt = 2 * wbytes if w.optimizer == "adamw" else ADAM8_BYTES
+    return n * (wbytes + opt) / 1e9
+
+
+def export_gb(w: Workload) -> float:
+    """What leaves the cloud at the end: adapters, or 16-bit weights for full training."""
+    if w.method in ("lora", "qlora"):
+        return lora_params(w) * 2 / 1e9
+    return w.arch.params * 2 / 1e9
+
+
+@dataclass
+class CostEstimate:
+    cost_first_checkpoint: float
+    cost_per_checkpoint: float
+    cost_to_finish: float
+    wall_hours: float
+    billed_hours: float
+    checkpoints: int
+    expected_preemptions: float
+    rework_hours: float
+    currency: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+
+def estimate_cost(w: Workload, *, price_per_hour: float, nodes: int, tokens_per_s: float,
+                  pricing_model: str, billing_increment_s: int | None = None,
+                  min_billing_s: int | None = None, extra: dict[str, Any] | None = None,
+                  currency: str = "USD", usd_to_currency: float = 1.0) -> CostEstimate:
+    """`price_per_hour` is per instance (node); the job uses `nodes` of them."""
+    extra = extra or {}
+    rate_node_h = price_per_hour * nodes
+    if tokens_per_s <= 0:
+        inf = math.inf
+        return CostEstimate(inf, inf, inf, inf, inf, 0, 0.0, 0.0, currency,
+                            {"reason": "no throughput estimate"})
+    n_ckpt = max(1, math.ceil(w.tokens / w.checkpoint_every_tokens))
+    ckpt_gb = checkpoint_gb(w)
+    write_h = (w.checkpoint_write_minutes / 60 if w.checkpoint_write_minutes is not None
+               else ckpt_gb / CHECKPOINT_WRITE_GBS / 3600)
+    interval_h = w.checkpoint_every_tokens / tokens_per_s / 3600 + write_h
+    train_h = w.tokens / tokens_per_s / 3600 + n_ckpt * write_h
+    restart_h = w.restart_minutes / 60
+    run_h = restart_h + train_h  # the first start loads the model like a restart does
+
+    band = None
+    lam = 0.0
+    if pricing_model == "spot":
+        band = str(extra.get("interruption_band") or DEFAULT_BAND)
+        lam = preemptions_per_hour(band)
+    # each preemption loses the restart time plus, on average, half a checkpoint interval
+    lost_per_preemption = restart_h + interval_h / 2
+    rework_frac = lam * lost_per_preemption
+    if rework_frac >= 1:
+        rework_frac = math.inf
+    expected = lam * run_h / (1 - rework_frac) if rework_frac < 1 else math.inf
+    rework_h = expected * lost_per_preemption
+    total_h = run_h + rework_h
+    billed = billed_hours(total_h, billing_increment_s, min_billing_s)
+
+    storage_per_ckpt = (ckpt_gb * STORAGE_USD_PER_GB_MONTH * w.checkpoint_retention_days / 30
+                        * usd_to_currency)
+    dataset_gb = w.dataset_gb if w.dataset_gb is not None else w.tokens * BYTES_PER_TOKEN / 1e9
+    egress_gb = w.egress_gb if w.egress_gb is not None else export_gb(w)
+    ingest = dataset_gb * INGEST_USD_PER_GB * usd_to_currency
+    egress = egress_gb * EGRESS_USD_PER_GB * usd_to_currency
+    orch_per_h = w.orchestration_usd_per_hour * usd_to_currency
+    engineer = w.engineer_hours * w.engineer_usd_per_hour * usd_to_currency
+
+    gpu_finish = billed * rate_node_h
+    finish = (gpu_finish + n_ckpt * storage_per_ckpt + ingest + egress + orch_per_h * total_h
+              + engineer)
+    first_h = (restart_h + interval_h) * (1 + rework_frac)
+    first = (billed_hours(first_h, billing_increment_s, min_billing_s) * rate_node_h
+             + storage_per_ckpt + ingest + orch_per_h * first_h)
+    per_ckpt = interval_h * (1 + rework_frac) * (rate_node_h + orch_per_h) + storage_per_ckpt
+    inputs = {
+        "price_per_hour": price_per_hour, "nodes": nodes, "tokens_per_s": tokens_per_s,
+        "tokens": w.tokens, "checkpoint_every_tokens": w.checkpoint_every_tokens,
+        "checkpoints": n_ckpt, "checkpoint_gb": round(ckpt_gb, 3),
+        "checkpoint_write_h": round(write_h, 4), "interval_h": round(interval_h, 4),
+        "restart_h": restart_h, "billing_increment_s": billing_increment_s,
+        "min_billing_s": min_billing_s, "pricing_model": pricing_model,
+        "interruption_band": band, "preemptions_per_hour": lam,
+        "storage_per_gb_month_usd": STORAGE_USD_PER_GB_MONTH,
+        "retention_days": w.checkpoint_retention_days, "dataset_gb": round(dataset_gb, 3),
+        "ingest_per_gb_usd": INGEST_USD_PER_GB, "egress_gb": round(egress_gb, 3),
+        "egress_per_gb_usd": EGRESS_USD_PER_GB,
+        "orchestration_usd_per_hour": w.orchestration_usd_per_hour,
+        "engineer_hours": w.engineer_hours, "engineer_usd_per_hour": w.engineer_usd_per_hour,
+        "usd_to_currency": usd_to_currency, "gpu_cost_to_finish": gpu_finish,
+        "storage_cost": n_ckpt * storage_per_ckpt, "ingest_cost": ingest, "egress_cost": egress,
+    }
+    return CostEstimate(
+        cost_first_checkpoint=first, cost_per_checkpoint=per_ckpt, cost_to_finish=finish,
+        wall_hours=total_h, billed_hours=billed, checkpoints=n_ckpt,
+        expected_preemptions=expected, rework_hours=rework_h, currency=currency, inputs=inputs,
+    )

@@ -1,0 +1,233 @@
+"""Rank every priced configuration (gpu model x GPUs per node x nodes) for each workload by
+cost per checkpoint, with the reason for each verdict.
+
+Input offers are contract rows (a pandas DataFrame or a list of dicts with at least gpu_model,
+gpu_count, price_per_hour, currency, pricing_model; optional provider, sku, region,
+billing_increment_s, min_billing_s, interconnect, extra). No DuckDB here: the CLI reads the
+warehouse and hands the rows over.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sizing.cost import estimate_cost
+from sizing.memory import MemoryEstimate, estimate_memory
+from sizing.throughput import Throughput, estimate_throughput
+from sizing.workload import Workload
+from warehouse.gpus import gpu_models
+
+MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
+POOR_SCALING = 0.8  # below this scaling efficiency the verdict says so
+
+
+@dataclass
+class RankRow:
+    workload: str
+    provider: str
+    sku: str
+    region: str | None
+    pricing_model: str
+    gpu_model: str
+    gpus_per_node: int
+    nodes: int
+    gpus: int
+    per_gpu_gb: float | None
+    capacity_gb: float | None
+    fits: bool
+    headroom_gb: float | None
+    tokens_per_s: float
+    hours: float
+    currency: str
+    price_per_hour: float
+    cost_first_checkpoint: float
+    cost_per_checkpoint: float
+    cost_to_finish: float
+    verdict: str
+    reason: str
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _records(offers: Any) -> list[dict[str, Any]]:
+    if hasattr(offers, "to_dict"):
+        return offers.to_dict("records")
+    return list(offers)
+
+
+def _extra(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            parsed = json.loads(value)
+            return parsed if isinstance(parsed, dict) else {}
+        except json.JSONDecodeError:
+            return {}
+    return {}
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def fx_factor(fx: dict[str, float] | None, from_cur: str, to_cur: str) -> float | None:
+    """Multiply an amount in `from_cur` by this to get `to_cur`; fx maps currency ->
+    units per EUR (fx_rates.rate_per_eur). None when a rate is missing."""
+    if from_cur == to_cur:
+        return 1.0
+    rates = dict(fx or {})
+    rates.setdefault("EUR", 1.0)
+    if from_cur not in rates or to_cur not in rates:
+        return None
+    return rates[to_cur] / rates[from_cur]
+
+
+class _Cache:
+    """Memory and throughput depend on (workload, gpu, layout), not on the offer's price."""
+
+    def __init__(self) -> None:
+        self.mem: dict[tuple, MemoryEstimate] = {}
+        self.tput: dict[tuple, Throughput] = {}
+
+    def memory(self, wi: int, w: Workload, gpu: str, n: int, cap: float) -> MemoryEstimate:
+        key = (wi, gpu, n)
+        if key not in self.mem:
+            self.mem[key] = estimate_memory(w, gpu=gpu, gpus=n, capacity_gb=cap)
+        return self.mem[key]
+
+    def throughput(self, wi: int, w: Workload, gpu: str, per_node: int, nodes: int) -> Throughput:
+        key = (wi, gpu, per_node, nodes)
+        if key not in self.tput:
+            self.tput[key] = estimate_throughput(w, gpu_models()[gpu], per_node, nodes)
+        return self.tput[key]
+
+
+def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
+            cache: _Cache) -> tuple[int, MemoryEstimate]:
+    """Nodes for this offer: the workload's GPU count if it fixes one, else the fewest nodes
+    (powers of two) at which it fits; sharding 'none' only ever uses one node."""
+    if w.gpus:
+        nodes = max(1, math.ceil(w.gpus / per_node))
+        return nodes, cache.memory(wi, w, gpu, nodes * per_node, cap)
+    nodes = 1
+    first = cache.memory(wi, w, gpu, per_node, cap)
+    if first.fits or w.sharding == "none":
+        return 1, first
+    while nodes * 2 <= MAX_NODES:
+        nodes *= 2
+        est = cache.memory(wi, w, gpu, nodes * per_node, cap)
+        if est.fits:
+            return nodes, est
+    return 1, first
+
+
+def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
+         fx: dict[str, float] | None = None, top: int | None = None) -> dict[str, list[RankRow]]:
+    """{workload name: rows sorted best first}. Fitting offers come first, by cost per
+    checkpoint; then the ones that do not fit or cannot be priced, with why."""
+    records = _records(offers)
+    known = gpu_models()
+    usd_factor = fx_factor(fx, "USD", currency)
+    cache = _Cache()
+    out: dict[str, list[RankRow]] = {}
+    for wi, w in enumerate(workloads):
+        rows: list[RankRow] = []
+        for o in records:
+            rows.append(_rank_one(wi, w, o, known, currency, fx, usd_factor, cache))
+        rows.sort(key=lambda r: (r.verdict != "ok", r.cost_per_checkpoint
+                                 if math.isfinite(r.cost_per_checkpoint) else math.inf,
+                                 -(r.headroom_gb or -1e9)))
+        out[w.name] = rows[:top] if top else rows
+    return out
+
+
+def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
+              fx: dict[str, float] | None, usd_factor: float | None, cache: _Cache) -> RankRow:
+    gpu = o.get("gpu_model")
+    count = float(o.get("gpu_count") or 0)
+    price = float(o.get("price_per_hour") or 0)
+    cur = str(o.get("currency") or "USD")
+    base = dict(workload=w.name, provider=str(o.get("provider") or ""),
+                sku=str(o.get("sku") or ""), region=o.get("region"),
+                pricing_model=str(o.get("pricing_model") or ""), gpu_model=str(gpu or ""),
+                currency=currency)
+    inf = math.inf
+
+    def reject(reason: str, verdict: str, **kw: Any) -> RankRow:
+        fields_ = dict(gpus_per_node=int(count), nodes=0, gpus=0, per_gpu_gb=None,
+                       capacity_gb=None, fits=False, headroom_gb=None, tokens_per_s=0.0,
+                       hours=inf, price_per_hour=price, cost_first_checkpoint=inf,
+                       cost_per_checkpoint=inf, cost_to_finish=inf, verdict=verdict,
+                       reason=reason)
+        fields_.update(kw)
+        return RankRow(**base, **fields_)
+
+    if gpu not in known:
+        return reject(f"GPU model {gpu!r} not in warehouse/gpus.csv", "unknown_gpu")
+    if count < 1 or count != int(count):
+        return reject(f"{count:g} GPU per instance (a slice): not used for training", "slice")
+    per_node = int(count)
+    spec = known[gpu]
+    nodes, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
+    n = nodes * per_node
+    common = dict(gpus_per_node=per_node, nodes=nodes, gpus=n,
+                  per_gpu_gb=round(mem.per_gpu_gb, 2), capacity_gb=spec.memory_gb,
+                  headroom_gb=round(mem.headroom_gb, 2))
+    if not mem.fits:
+        return reject(f"does not fit: needs {mem.required_gb:.1f} GB per GPU "
+                      f"({mem.per_gpu_gb:.1f} + {w.margin:.0%} margin), has "
+                      f"{spec.memory_gb:g} GB on {n} GPU(s)", "no_fit", **common)
+    conv = fx_factor(fx, cur, currency)
+    if conv is None or usd_factor is None:
+        missing = cur if conv is None else "USD"
+        return reject(f"no FX rate for {missing} -> {currency} on that date", "no_fx", **common)
+    tp = cache.throughput(wi, w, gpu, per_node, nodes)
+    if tp.tokens_per_s <= 0:
+        return reject(f"{gpu}: no dense BF16 peak in gpus.csv, time unknown", "no_speed",
+                      **common)
+    extra = _extra(o.get("extra"))
+    cost = estimate_cost(
+        w, price_per_hour=price * conv, nodes=nodes, tokens_per_s=tp.tokens_per_s,
+        pricing_model=base["pricing_model"],
+        billing_increment_s=_int_or_none(o.get("billing_increment_s")),
+        min_billing_s=_int_or_none(o.get("min_billing_s")), extra=extra,
+        currency=currency, usd_to_currency=usd_factor)
+    reasons = [f"fits with {mem.headroom_gb:.1f} GB headroom ({mem.per_gpu_gb:.1f} GB/GPU + "
+               f"{w.margin:.0%} of {spec.memory_gb:g} GB)"]
+    if tp.scaling_efficiency < POOR_SCALING:
+        where = f" ({nodes} nodes)" if nodes > 1 else ""
+        reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "
+                       f"{tp.scaling_efficiency:.0%}")
+    elif nodes > 1:
+        reasons.append(f"{nodes} nodes over {tp.link_gbs:g} GB/s per GPU")
+    if base["pricing_model"] == "spot":
+        band = cost.inputs["interruption_band"]
+        src = "provider band" if extra.get("interruption_band") else "default band"
+        reasons.append(f"spot risk: {band} ({src}) -> {cost.expected_preemptions:.2f} "
+                       f"preemptions, +{cost.rework_hours:.2f} h rework")
+    if cur != currency:
+        reasons.append(f"{cur}->{currency} x{conv:.4f}")
+    inputs = dict(cost.inputs)
+    inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, flops_per_token=tp.flops_per_token,
+                  scaling_efficiency=tp.scaling_efficiency, link=tp.link,
+                  price_currency=cur, fx_factor=conv, memory_breakdown_gb={
+                      k: round(v, 3) for k, v in mem.breakdown.items()})
+    return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
+                   hours=cost.wall_hours, price_per_hour=price * conv,
+                   cost_first_checkpoint=cost.cost_first_checkpoint,
+                   cost_per_checkpoint=cost.cost_per_checkpoint,
+                   cost_to_finish=cost.cost_to_finish, verdict="ok",
+                   reason="; ".join(reasons), inputs=inputs)

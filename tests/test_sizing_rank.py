@@ -1,0 +1,97 @@
+"""Ranking with a small synthetic offer list (no DuckDB)."""
+
+import json
+import math
+
+import pandas as pd
+
+from sizing.rank import fx_factor, rank
+from sizing.workload import workload_from_dict
+
+
+def _offer(sku, gpu, count, price, pricing="on_demand", cur="USD", **kw):
+    o = dict(provider="p", sku=sku, region="r", gpu_model=gpu, gpu_count=count,
+             price_per_hour=price, currency=cur, pricing_model=pricing,
+             billing_increment_s=1, min_billing_s=None, extra="{}")
+    o.update(kw)
+    return o
+
+
+QLORA_70B = workload_from_dict(dict(
+    name="q70", model="Llama 3.1 70B", method="qlora", grad_checkpointing=True, seq_len=2048,
+    optimizer="paged_adamw_8bit", tokens=2e7, checkpoint_every_tokens=2e6))
+
+OFFERS = [
+    _offer("h100", "H100-SXM-80GB", 1, 3.00),
+    _offer("h100-cheap", "H100-SXM-80GB", 1, 2.00),
+    _offer("a100", "A100-SXM-80GB", 1, 1.50),
+    _offer("l4", "L4-24GB", 1, 0.40),            # cheapest, does not fit
+    _offer("h100-spot", "H100-SXM-80GB", 1, 1.00, "spot",
+           extra=json.dumps({"interruption_band": "<5%"})),
+    _offer("slice", "L4-24GB", 0.5, 0.2),
+    _offer("eur", "H100-SXM-80GB", 1, 1.80, cur="EUR"),
+    _offer("mystery", "X1000", 1, 0.1),
+]
+
+
+def test_ranking_order_and_verdicts():
+    rows = rank([QLORA_70B], OFFERS)["q70"]
+    ok = [r for r in rows if r.verdict == "ok"]
+    costs = [r.cost_per_checkpoint for r in ok]
+    assert costs == sorted(costs)
+    assert ok[0].sku == "h100-spot"  # cheapest per checkpoint even with rework
+    assert "spot risk: <5% (provider band)" in ok[0].reason
+    skus = [r.sku for r in ok]
+    assert skus.index("h100-cheap") < skus.index("h100")
+    by = {r.sku: r for r in rows}
+    assert by["l4"].verdict == "no_fit" and "does not fit" in by["l4"].reason
+    assert by["slice"].verdict == "slice"
+    assert by["mystery"].verdict == "unknown_gpu"
+    assert by["eur"].verdict == "no_fx"
+    assert rows.index(by["l4"]) > rows.index(ok[-1])  # non-fitting after every fitting one
+    assert "headroom" in by["h100"].reason and by["h100"].headroom_gb > 0
+
+
+def test_same_gpu_cost_scales_with_price():
+    rows = {r.sku: r for r in rank([QLORA_70B], OFFERS)["q70"]}
+    a, b = rows["h100"], rows["h100-cheap"]
+    assert a.tokens_per_s == b.tokens_per_s
+    gpu_a = a.inputs["gpu_cost_to_finish"]
+    gpu_b = b.inputs["gpu_cost_to_finish"]
+    assert gpu_a / gpu_b == 1.5
+
+
+def test_fx_conversion_and_dataframe_input():
+    fx = {"USD": 1.10}  # 1 EUR = 1.10 USD
+    assert fx_factor(fx, "EUR", "USD") == 1.10
+    assert fx_factor(fx, "USD", "EUR") == 1 / 1.10
+    assert fx_factor({}, "USD", "EUR") is None
+    rows = {r.sku: r for r in rank([QLORA_70B], pd.DataFrame(OFFERS), fx=fx)["q70"]}
+    assert rows["eur"].verdict == "ok"
+    assert math.isclose(rows["eur"].price_per_hour, 1.80 * 1.10)
+    in_eur = {r.sku: r for r in rank([QLORA_70B], OFFERS, currency="EUR", fx=fx)["q70"]}
+    assert math.isclose(in_eur["eur"].price_per_hour, 1.80)
+
+
+def test_nodes_added_until_sharded_workload_fits():
+    w = workload_from_dict(dict(name="big", model="Llama 3.1 70B", method="full",
+                                precision="bf16-mixed", sharding="fsdp",
+                                grad_checkpointing=True, seq_len=4096, tokens=1e8,
+                                checkpoint_every_tokens=1e7))
+    (r,) = rank([w], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["big"]
+    assert r.verdict == "ok" and r.nodes >= 2 and r.gpus == r.nodes * 8
+    assert "nodes" in r.reason
+
+
+def test_poor_pcie_scaling_is_named():
+    w = workload_from_dict(dict(name="full8", model="Llama 3.1 8B", method="full",
+                                sharding="fsdp", gpus=8, grad_checkpointing=True,
+                                seq_len=1024, micro_batch=1, tokens=1e8,
+                                checkpoint_every_tokens=1e7))
+    (r,) = rank([w], [_offer("l40s", "L40S-48GB", 8, 10.0)])["full8"]
+    assert "pcie across 8 GPUs" in r.reason
+
+
+def test_top_k():
+    out = rank([QLORA_70B], OFFERS, top=2)["q70"]
+    assert len(out) == 2
