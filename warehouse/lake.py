@@ -1,0 +1,275 @@
+"""The Parquet lake: one file per snapshot date and provider, hive-style.
+
+    <lake_root>/offers/snapshot_date=YYYY-MM-DD/provider=P/part-0.parquet
+    <lake_root>/quarantine/snapshot_date=YYYY-MM-DD/provider=P/part-0.parquet
+
+A partition is the unit of replacement: a rerun of the same date and provider replaces it
+wholesale. Writes are atomic: the file is written beside its final place as a hidden `*.part`
+file, fsynced, then renamed over the old one (`os.replace` is atomic on POSIX), so a reader sees
+either the previous partition or the new one, never a half-written file. Hidden names (leading
+dot) are skipped by pyarrow and DuckDB dataset discovery and by `list_partitions`.
+
+The files keep `snapshot_date` and `provider` as ordinary columns too, so a file is
+self-describing when copied out of its folder.
+
+Quarantine holds rows that failed the checks (e.g. a GPU wording that maps to no canonical
+model): all offer columns, every one nullable, plus a `reason`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from warehouse.contract import (
+    OFFER_SCHEMA,
+    PRICING_MODELS,
+    PROVIDERS,
+    ContractError,
+    conform_table,
+)
+
+OFFERS_AREA = "offers"
+QUARANTINE_AREA = "quarantine"
+PART_FILE = "part-0.parquet"
+
+# Quarantined rows broke the contract, so nothing about them may be required.
+QUARANTINE_SCHEMA = pa.schema(
+    [pa.field(f.name, f.type, nullable=True) for f in OFFER_SCHEMA]
+    + [pa.field("reason", pa.string(), nullable=False)]
+)
+
+_DATE_DIR = re.compile(r"^snapshot_date=(\d{4}-\d{2}-\d{2})$")
+_PROVIDER_DIR = re.compile(r"^provider=([A-Za-z0-9_-]+)$")
+
+
+def _as_date(value: dt.date | str) -> dt.date:
+    if isinstance(value, dt.datetime):
+        raise TypeError("snapshot_date must be a date, not a datetime")
+    if isinstance(value, dt.date):
+        return value
+    return dt.date.fromisoformat(value)
+
+
+def _check_provider(provider: str) -> str:
+    # The name becomes a folder: refuse anything that could escape the lake.
+    if provider not in PROVIDERS:
+        raise ContractError(f"unknown provider {provider!r}")
+    return provider
+
+
+def partition_path(
+    lake_root: Path | str, snapshot_date: dt.date | str, provider: str, area: str = OFFERS_AREA
+) -> Path:
+    """Where the file of one (snapshot_date, provider) lives in an area of the lake."""
+    if area not in (OFFERS_AREA, QUARANTINE_AREA):
+        raise ValueError(f"unknown lake area {area!r}")
+    day = _as_date(snapshot_date)
+    return (
+        Path(lake_root)
+        / area
+        / f"snapshot_date={day.isoformat()}"
+        / f"provider={_check_provider(provider)}"
+        / PART_FILE
+    )
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
+    """Write `table` to `final` so that `final` is either the old file or the complete new one."""
+    folder = final.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    # Leftovers of a writer that was killed mid-write: never visible, but they take disk space.
+    for stale in folder.glob(f".{PART_FILE}.*.part"):
+        stale.unlink(missing_ok=True)
+    tmp = folder / f".{PART_FILE}.{secrets.token_hex(6)}.part"
+    try:
+        with open(tmp, "wb") as fh:
+            pq.write_table(table, fh, compression="zstd")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    # Make the rename itself durable, not only the bytes.
+    _fsync_dir(folder)
+    return final
+
+
+def _check_partition_values(
+    table: pa.Table, snapshot_date: dt.date, provider: str, *, required: bool
+) -> None:
+    """Every row must belong to the partition it is written to."""
+    if table.num_rows == 0:
+        return
+    for name, expected in (("snapshot_date", snapshot_date), ("provider", provider)):
+        col = table.column(name)
+        if required and col.null_count:
+            raise ContractError(f"{provider} {snapshot_date}: {col.null_count} rows lack {name}")
+        wrong = pc.sum(pc.not_equal(col, pa.scalar(expected, type=col.type))).as_py() or 0
+        if wrong:
+            raise ContractError(
+                f"{provider} {snapshot_date}: {wrong} rows carry another {name} than the "
+                f"partition {expected}"
+            )
+
+
+def validate_offers(table: pa.Table) -> pa.Table:
+    """Conform a table to OFFER_SCHEMA and check what the schema alone cannot: required
+    columns hold no nulls (gpu_model None belongs in quarantine), prices are positive and
+    pricing_model is a known value. Raises ContractError naming the column and row count."""
+    table = conform_table(table)
+    problems = []
+    for f in OFFER_SCHEMA:
+        nulls = table.column(f.name).null_count
+        if not f.nullable and nulls:
+            problems.append(f"{nulls} rows with {f.name} null")
+    if table.num_rows:
+        for name in ("price_per_hour", "price_per_gpu_hour", "gpu_count"):
+            bad = pc.sum(pc.invert(pc.greater(table.column(name), 0.0))).as_py() or 0
+            if bad:
+                problems.append(f"{bad} rows with {name} not positive")
+        known = pc.is_in(table.column("pricing_model"), value_set=pa.array(PRICING_MODELS))
+        bad = pc.sum(pc.invert(known)).as_py() or 0
+        if bad:
+            problems.append(f"{bad} rows with unknown pricing_model")
+    if problems:
+        raise ContractError("offers break the contract: " + "; ".join(problems))
+    return table
+
+
+def write_partition(
+    lake_root: Path | str, snapshot_date: dt.date | str, provider: str, table: pa.Table
+) -> Path:
+    """Write one provider's offers of one day, replacing any earlier partition atomically.
+    Returns the file path. Raises ContractError (before touching the lake) when the table
+    breaks the contract or holds rows of another date or provider."""
+    day = _as_date(snapshot_date)
+    final = partition_path(lake_root, day, provider)
+    table = validate_offers(table)
+    _check_partition_values(table, day, provider, required=True)
+    return _atomic_write_parquet(table, final)
+
+
+def read_partition(
+    lake_root: Path | str, snapshot_date: dt.date | str, provider: str
+) -> pa.Table:
+    """One partition conformed to the current contract (files written with fewer columns load
+    with the missing columns null). Raises FileNotFoundError when the partition is absent."""
+    return read_offers_file(partition_path(lake_root, snapshot_date, provider))
+
+
+def read_offers_file(path: Path | str) -> pa.Table:
+    """A lake file conformed to the current contract."""
+    return conform_table(pq.read_table(path))
+
+
+def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
+    base = Path(lake_root) / area
+    found: list[tuple[dt.date, str, Path]] = []
+    if not base.is_dir():
+        return found
+    for date_dir in base.iterdir():
+        m_date = _DATE_DIR.match(date_dir.name)
+        if not m_date or not date_dir.is_dir():
+            continue
+        day = dt.date.fromisoformat(m_date.group(1))
+        for prov_dir in date_dir.iterdir():
+            m_prov = _PROVIDER_DIR.match(prov_dir.name)
+            part = prov_dir / PART_FILE
+            # A folder with only a hidden .part file is an interrupted first write: not a
+            # partition yet.
+            if m_prov and part.is_file():
+                found.append((day, m_prov.group(1), part))
+    return sorted(found, key=lambda item: (item[0], item[1]))
+
+
+def list_partitions(lake_root: Path | str) -> list[tuple[dt.date, str, Path]]:
+    """Every complete offers partition as (snapshot_date, provider, path), sorted by date then
+    provider."""
+    return _list_area(lake_root, OFFERS_AREA)
+
+
+def list_quarantine(lake_root: Path | str) -> list[tuple[dt.date, str, Path]]:
+    """Every quarantine partition as (snapshot_date, provider, path), sorted."""
+    return _list_area(lake_root, QUARANTINE_AREA)
+
+
+def conform_quarantine(table: pa.Table) -> pa.Table:
+    """A quarantine table in QUARANTINE_SCHEMA order and types; missing offer columns become
+    null. The `reason` column is required and must hold no nulls."""
+    if "reason" not in table.column_names:
+        raise ContractError("quarantine rows need a 'reason' column")
+    columns = []
+    for f in QUARANTINE_SCHEMA:
+        if f.name in table.column_names:
+            columns.append(table.column(f.name).cast(f.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, type=f.type))
+    out = pa.Table.from_arrays(columns, schema=QUARANTINE_SCHEMA)
+    if out.column("reason").null_count:
+        raise ContractError("every quarantined row needs a reason")
+    return out
+
+
+def with_reason(table: pa.Table, reason: str | Sequence[str]) -> pa.Table:
+    """Add a `reason` column (one text for all rows, or one per row) for write_quarantine."""
+    if isinstance(reason, str):
+        values = pa.array([reason] * table.num_rows, type=pa.string())
+    else:
+        values = pa.array(list(reason), type=pa.string())
+        if len(values) != table.num_rows:
+            raise ValueError(f"{len(values)} reasons for {table.num_rows} rows")
+    if "reason" in table.column_names:
+        table = table.drop_columns(["reason"])
+    return table.append_column("reason", values)
+
+
+def split_unmapped(table: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """Split parsed offers (offers_to_table may carry gpu_model None) into rows that can go to
+    the lake and rows for quarantine with reason 'unmapped gpu wording'. The offers half is
+    returned with nullable types; validate_offers/write_partition check it."""
+    mapped = pc.is_valid(table.column("gpu_model"))
+    relaxed = table.cast(
+        pa.schema([pa.field(f.name, f.type, nullable=True) for f in table.schema])
+    )
+    good = relaxed.filter(mapped)
+    bad = relaxed.filter(pc.invert(mapped))
+    return good, with_reason(bad, "unmapped gpu wording")
+
+
+def write_quarantine(
+    lake_root: Path | str, snapshot_date: dt.date | str, provider: str, table: pa.Table
+) -> Path:
+    """Write the rows that failed checks for one date and provider, replacing any earlier
+    quarantine of that pair atomically (an empty table clears it). `table` carries the offer
+    columns it has plus `reason`."""
+    day = _as_date(snapshot_date)
+    final = partition_path(lake_root, day, provider, area=QUARANTINE_AREA)
+    table = conform_quarantine(table)
+    _check_partition_values(table, day, provider, required=False)
+    return _atomic_write_parquet(table, final)
+
+
+def read_quarantine(
+    lake_root: Path | str, snapshot_date: dt.date | str, provider: str
+) -> pa.Table:
+    """One quarantine partition in QUARANTINE_SCHEMA."""
+    path = partition_path(lake_root, snapshot_date, provider, area=QUARANTINE_AREA)
+    return conform_quarantine(pq.read_table(path))
