@@ -108,10 +108,12 @@ class _Cache:
             self.mem[key] = estimate_memory(w, gpu=gpu, gpus=n, capacity_gb=cap)
         return self.mem[key]
 
-    def throughput(self, wi: int, w: Workload, gpu: str, per_node: int, nodes: int) -> Throughput:
-        key = (wi, gpu, per_node, nodes)
+    def throughput(self, wi: int, w: Workload, gpu: str, per_node: int, nodes: int,
+                   interconnect: str | None) -> Throughput:
+        key = (wi, gpu, per_node, nodes, interconnect if nodes > 1 else None)
         if key not in self.tput:
-            self.tput[key] = estimate_throughput(w, gpu_models()[gpu], per_node, nodes)
+            self.tput[key] = estimate_throughput(w, gpu_models()[gpu], per_node, nodes,
+                                                 offer_interconnect=interconnect)
         return self.tput[key]
 
 
@@ -194,7 +196,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     if conv is None or usd_factor is None:
         missing = cur if conv is None else "USD"
         return reject(f"no FX rate for {missing} -> {currency} on that date", "no_fx", **common)
-    tp = cache.throughput(wi, w, gpu, per_node, nodes)
+    ic = o.get("interconnect")
+    tp = cache.throughput(wi, w, gpu, per_node, nodes, ic if isinstance(ic, str) else None)
     if tp.tokens_per_s <= 0:
         return reject(f"{gpu}: no dense BF16 peak in gpus.csv, time unknown", "no_speed",
                       **common)
@@ -212,7 +215,7 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "
                        f"{tp.scaling_efficiency:.0%}")
     elif nodes > 1:
-        reasons.append(f"{nodes} nodes over {tp.link_gbs:g} GB/s per GPU")
+        reasons.append(f"{nodes} nodes over {tp.link_gbs:.3g} GB/s per GPU")
     if base["pricing_model"] == "spot":
         band = cost.inputs["interruption_band"]
         src = "provider band" if extra.get("interruption_band") else "default band"

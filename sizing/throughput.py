@@ -29,9 +29,29 @@ HFU_FALLBACK = 0.464
 # time per 1k iterations = 1.77/1.62 (phi-1.5), 1.82/1.24 (StableLM 3B), 3.68/2.36 (Llama 2
 # 7B), 6.38/3.19 (13B) = 1.09, 1.47, 1.56, 2.00 -> median 1.5.
 QLORA_SLOWDOWN = 1.5
-# Across nodes when the offer does not state its fabric: 400 Gb/s per GPU (= 50 GB/s), the
-# NVIDIA HGX H100 reference design (one 400G NDR port per GPU).
-DEFAULT_INTERNODE_GBS = 50.0
+# Across nodes, when the offer does not state its network:
+# * 8-GPU NVLink boards (HGX/DGX, OAM): 400 Gb/s per GPU (= 50 GB/s), the NVIDIA HGX H100
+#   reference design with one 400G NDR port per GPU;
+# * anything else (single-GPU pods, PCIe boxes): a 25 Gb/s Ethernet VM network per node
+#   (= 3.125 GB/s), e.g. AWS g5.4xlarge/g6.4xlarge "up to 25 Gigabit" (aws.amazon.com/ec2/
+#   instance-types/g5).
+HGX_INTERNODE_GBS_PER_GPU = 50.0
+ETHERNET_NODE_GBS = 25 / 8
+DEFAULT_INTERNODE_GBS = HGX_INTERNODE_GBS_PER_GPU
+
+
+def internode_gbs_per_gpu(gpu: GpuModel, gpus_per_node: int,
+                          offer_interconnect: str | None = None) -> tuple[float, str]:
+    """Per-GPU bandwidth across nodes (GB/s per direction) and where the figure comes from."""
+    if offer_interconnect:
+        m = re.search(r"(\d+(?:\.\d+)?)\s*(Tbps|Tb/s|Gbps|Gb/s)", offer_interconnect, re.I)
+        if m:
+            gbit = float(m.group(1)) * (1000 if m.group(2).lower().startswith("t") else 1)
+            return gbit / 8 / max(1, gpus_per_node), "offer's interconnect"
+    if gpu.form_factor in ("sxm", "oam", "superchip") and gpus_per_node >= 4:
+        return HGX_INTERNODE_GBS_PER_GPU, "HGX reference fabric (400 Gb/s per GPU)"
+    return (ETHERNET_NODE_GBS / max(1, gpus_per_node),
+            "25 Gb/s Ethernet per node (no fabric stated)")
 # PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s (PCI-SIG; half the bidirectional figure
 # datasheets print).
 PCIE_GBS = {"gen3": 16.0, "gen4": 32.0, "gen5": 64.0, "gen6": 128.0}
@@ -125,8 +145,12 @@ def comm_bytes_per_step(w: Workload, gpus: int) -> float:
 
 
 def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
-                        internode_gbs: float | None = None) -> Throughput:
+                        internode_gbs: float | None = None,
+                        offer_interconnect: str | None = None) -> Throughput:
     notes: list[str] = []
+    if nodes > 1 and internode_gbs is None:
+        internode_gbs, net_src = internode_gbs_per_gpu(gpu, gpus_per_node, offer_interconnect)
+        notes.append(f"across nodes: {internode_gbs:.2f} GB/s per GPU ({net_src})")
     n = gpus_per_node * nodes
     peak = gpu.bf16_dense_tflops
     if not peak:

@@ -95,3 +95,17 @@ def test_poor_pcie_scaling_is_named():
 def test_top_k():
     out = rank([QLORA_70B], OFFERS, top=2)["q70"]
     assert len(out) == 2
+
+
+def test_single_gpu_pods_across_nodes_use_ethernet_and_say_so():
+    w = workload_from_dict(dict(name="full8", model="Llama 3.1 8B", method="full",
+                                sharding="fsdp", gpus=8, grad_checkpointing=True,
+                                seq_len=4096, micro_batch=2, tokens=1e8,
+                                checkpoint_every_tokens=1e7))
+    rows = rank([w], [_offer("pod", "H100-SXM-80GB", 1, 2.0),
+                      _offer("hgx", "H100-SXM-80GB", 8, 16.0)])["full8"]
+    pods, board = sorted(rows, key=lambda r: r.sku != "pod")
+    assert pods.nodes == 8 and board.nodes == 1
+    assert "multi-node across 8 GPUs (8 nodes)" in pods.reason
+    assert pods.tokens_per_s < board.tokens_per_s / 2
+    assert pods.cost_per_checkpoint > board.cost_per_checkpoint
