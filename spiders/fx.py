@@ -1,0 +1,240 @@
+"""ECB euro reference rates: archived bytes -> (date, currency, rate_per_eur) rows -> fx_rates.
+
+Three layouts, chosen by content (never by URL or date):
+
+- the gesmes XML of eurofxref-daily.xml / -hist-90d.xml / -hist.xml:
+  `<gesmes:Envelope><Cube><Cube time="YYYY-MM-DD"><Cube currency="USD" rate="1.0163"/>…`
+  (the Cube elements live in the ECB's own namespace; matched namespace-aware, and also without
+  a namespace because some mirrors strip it);
+- the history CSV inside eurofxref-hist.zip: `Date,USD,JPY,…` then `2026-10-30,1.1172,…`, with
+  `N/A` for currencies not quoted that day (e.g. the legacy CYP, or RUB since March 2022) and a
+  trailing comma on every line;
+- the daily CSV inside eurofxref.zip: `Date, USD, …` then `30 October 2026, 1.1172, …`.
+
+Rates are EUR based: `rate_per_eur` units of the currency buy one euro.
+
+This module also archives ECB responses like any other source (`snapshots/<date>/ecb.warc.gz`;
+'ecb' is deliberately not one of the eight offer providers) and loads every archived rate into
+the warehouse (`load_fx_from_archive`).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import urllib.request
+import zipfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+from lxml import etree
+
+from spiders.archive import (
+    Capture,
+    append_captures,
+    latest_per_request,
+    list_archives,
+    read_captures,
+)
+from spiders.parsers import ParseError
+from spiders.sources import ecb as ecb_source
+from warehouse import db
+
+PROVIDER = ecb_source.PROVIDER
+# XML namespace of the Cube elements (eurofxref vocabulary, as served since 2002).
+ECB_NS = "http://www.ecb.int/vocabulary/2002-08-01/eurofxref"
+USER_AGENT = "gpuprices/0.1 (ECB reference rates: each file once a day)"
+
+
+@dataclass(frozen=True)
+class FxRate:
+    date: dt.date
+    currency: str
+    rate_per_eur: float
+
+
+def _fail(url: str, problem: str) -> ParseError:
+    return ParseError(PROVIDER, url, problem)
+
+
+def _rate(text: str, url: str, where: str) -> float | None:
+    text = text.strip()
+    if not text or text.upper() == "N/A":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise _fail(url, f"{where}: rate {text!r} is not a number") from None
+    if value <= 0:
+        raise _fail(url, f"{where}: rate {value} is not positive")
+    return value
+
+
+def parse_xml(body: bytes, url: str = "") -> list[FxRate]:
+    """The gesmes XML (daily, 90-day or full history)."""
+    try:
+        # resolve_entities=False / no_network: an XML body is data, never a fetch instruction.
+        parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=True)
+        root = etree.fromstring(body, parser)
+    except etree.XMLSyntaxError as exc:
+        raise _fail(url, f"not well-formed XML: {exc}") from None
+    days = root.findall(f".//{{{ECB_NS}}}Cube[@time]") or root.findall(".//Cube[@time]")
+    if not days:
+        raise _fail(url, "no <Cube time=…> element (not an ECB eurofxref document)")
+    out: list[FxRate] = []
+    for day in days:
+        try:
+            date = dt.date.fromisoformat(day.get("time", ""))
+        except ValueError:
+            raise _fail(url, f"Cube time {day.get('time')!r} is not a date") from None
+        for cube in day:
+            if not isinstance(cube.tag, str) or cube.get("currency") is None:
+                continue
+            cur = cube.get("currency", "").strip().upper()
+            value = _rate(cube.get("rate", ""), url, f"{date} {cur}")
+            if value is not None:
+                out.append(FxRate(date, cur, value))
+    if not out:
+        raise _fail(url, "Cube elements carry no currency rates")
+    return out
+
+
+def _csv_date(text: str, url: str) -> dt.date:
+    text = text.strip()
+    for fmt in ("%Y-%m-%d", "%d %B %Y"):
+        try:
+            return dt.datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    raise _fail(url, f"CSV date {text!r} is neither YYYY-MM-DD nor '30 October 2026'")
+
+
+def parse_csv(body: bytes, url: str = "") -> list[FxRate]:
+    """The history CSV (eurofxref-hist.csv) or the daily CSV (eurofxref.csv)."""
+    text = body.decode("utf-8-sig")
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or not rows[0] or rows[0][0].strip() != "Date":
+        raise _fail(url, "CSV does not start with a 'Date' column")
+    header = [h.strip().upper() for h in rows[0]]
+    out: list[FxRate] = []
+    for row in rows[1:]:
+        if not row or not row[0].strip():
+            continue
+        date = _csv_date(row[0], url)
+        for cur, cell in zip(header[1:], row[1:], strict=False):
+            if not cur:  # the trailing comma makes an empty last column
+                continue
+            value = _rate(cell, url, f"{date} {cur}")
+            if value is not None:
+                out.append(FxRate(date, cur, value))
+    if not out:
+        raise _fail(url, "CSV holds no rates")
+    return out
+
+
+def parse(body: bytes, url: str = "") -> list[FxRate]:
+    """Any ECB reference-rate document: zip (of a CSV), XML or CSV, told apart by content."""
+    if body[:2] == b"PK":
+        try:
+            with zipfile.ZipFile(io.BytesIO(body)) as zf:
+                names = [n for n in zf.namelist() if n.lower().endswith((".csv", ".xml"))]
+                if not names:
+                    raise _fail(url, "zip holds no .csv or .xml file")
+                return [r for n in names for r in parse(zf.read(n), f"{url}#{n}")]
+        except zipfile.BadZipFile as exc:
+            raise _fail(url, f"broken zip: {exc}") from None
+    head = body.lstrip()[:1]
+    if head == b"<":
+        return parse_xml(body, url)
+    if not body.strip():
+        raise _fail(url, "empty body")
+    return parse_csv(body, url)
+
+
+def rates_table(rates: Iterable[FxRate], source: str | Iterable[str] | None = None) -> pa.Table:
+    """Rows for warehouse.db.load_fx_rates (date, currency, rate_per_eur, source)."""
+    rates = list(rates)
+    if source is None or isinstance(source, str):
+        sources = [source] * len(rates)
+    else:
+        sources = list(source)
+    return pa.table({
+        "date": pa.array([r.date for r in rates], pa.date32()),
+        "currency": pa.array([r.currency for r in rates], pa.string()),
+        "rate_per_eur": pa.array([r.rate_per_eur for r in rates], pa.float64()),
+        "source": pa.array(sources, pa.string()),
+    })
+
+
+def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], tuple[float, str]],
+                                                      list[ParseError]]:
+    """Every rate in the ECB archives, keyed (date, currency) -> (rate, source). A later capture
+    wins over an earlier one for the same day and currency (the ECB occasionally corrects a
+    rate). A capture that does not parse is reported, never fatal."""
+    found: list[tuple[dt.datetime, Capture]] = []
+    for _day, provider, path in list_archives(Path(archive_root)):
+        if provider != PROVIDER:
+            continue
+        for cap in latest_per_request(read_captures(path)):
+            if cap.status == 200:
+                found.append((cap.captured_at, cap))
+    found.sort(key=lambda item: item[0])
+    rates: dict[tuple[dt.date, str], tuple[float, str]] = {}
+    errors: list[ParseError] = []
+    for ts, cap in found:
+        try:
+            parsed = parse(cap.body, cap.url)
+        except ParseError as exc:
+            errors.append(exc)
+            continue
+        source = f"ECB {cap.url} captured {ts.astimezone(dt.UTC):%Y-%m-%dT%H:%MZ}"
+        for r in parsed:
+            rates[(r.date, r.currency)] = (r.rate_per_eur, source)
+    return rates, errors
+
+
+def load_fx_from_archive(archive_root: Path | str, con) -> int:
+    """Parse every archived ECB capture and insert-or-replace its rates in fx_rates (one
+    transaction, through warehouse.db.load_fx_rates). Returns the number of (date, currency)
+    rates loaded. Raises the first ParseError only when no capture could be read at all."""
+    rates, errors = archived_rates(archive_root)
+    if not rates:
+        if errors:
+            raise errors[0]
+        return 0
+    keys = sorted(rates)
+    table = rates_table(
+        (FxRate(d, c, rates[(d, c)][0]) for d, c in keys),
+        (rates[k][1] for k in keys),
+    )
+    return db.load_fx_rates(con, table)
+
+
+Fetcher = Callable[[str], tuple[int, list[tuple[str, str]], bytes]]
+
+
+def _urllib_fetch(url: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    with urllib.request.urlopen(req, timeout=60) as resp:  # noqa: S310 (fixed https URLs)
+        return resp.status, list(resp.headers.items()), resp.read()
+
+
+def fetch_ecb(archive_root: Path | str, urls: Iterable[str] | None = None,
+              fetch: Fetcher | None = None,
+              now: Callable[[], dt.datetime] | None = None) -> list[Capture]:
+    """Fetch ECB files (default: the daily and 90-day XML) and archive each response before
+    anything parses it. Returns the captures archived. `fetch` and `now` are for tests."""
+    fetch = fetch or _urllib_fetch
+    clock = now or (lambda: dt.datetime.now(dt.UTC))
+    urls = list(urls) if urls is not None else [
+        r.url for r in ecb_source.start_requests({})]
+    caps = []
+    for url in urls:
+        status, headers, body = fetch(url)
+        caps.append(Capture(provider=PROVIDER, url=url, body=body, captured_at=clock(),
+                            status=status, headers=headers))
+    append_captures(Path(archive_root), caps)
+    return caps
