@@ -1,0 +1,186 @@
+"""The DuckDB warehouse: schema, idempotent one-transaction loads, FX rates, runs."""
+
+import datetime as dt
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from warehouse import db, gpus, lake
+from warehouse.contract import CaptureMeta, ContractError, make_offer, offers_to_table
+
+DAY1 = dt.date(2025, 3, 4)
+DAY2 = dt.date(2025, 3, 5)
+
+
+def _offers(provider="runpod", day=DAY1, prices=(2.69, 1.64)):
+    meta = CaptureMeta(
+        provider=provider,
+        url=f"https://example.test/{provider}",
+        captured_at=dt.datetime.combine(day, dt.time(2, 30), tzinfo=dt.UTC),
+    )
+    return offers_to_table(
+        [
+            make_offer(meta, sku=f"sku-{i}", gpu_model="H100-SXM-80GB", gpu_count=1,
+                       price_per_hour=p, pricing_model="on_demand")
+            for i, p in enumerate(prices)
+        ]
+    )
+
+
+@pytest.fixture
+def con(tmp_path):
+    connection = db.connect(tmp_path / "sub" / "warehouse.duckdb")
+    db.init_schema(connection)
+    yield connection
+    connection.close()
+
+
+def _count(con, where="true", params=()):
+    return con.execute(f"SELECT count(*) FROM offers WHERE {where}", list(params)).fetchone()[0]  # noqa: S608
+
+
+def test_schema_tables_and_reference_data(con):
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                        "WHERE table_type = 'BASE TABLE'").fetchall()}
+    assert {"offers", "gpu_models", "fx_rates", "runs"} <= tables
+    cols = [r[0] for r in con.execute("DESCRIBE offers").fetchall()]
+    assert cols[:3] == ["snapshot_date", "captured_at", "provider"] and cols[-1] == "extra"
+    assert con.execute("SELECT count(*) FROM gpu_models").fetchone()[0] == len(gpus.gpu_models())
+    mem = con.execute("SELECT memory_gb FROM gpu_models WHERE gpu_model = ?",
+                      ["H100-SXM-80GB"]).fetchone()[0]
+    assert mem == 80
+    # A second init (every start calls it) keeps the data.
+    db.load_partition(con, DAY1, "runpod", _offers())
+    db.init_schema(con)
+    assert _count(con) == 2
+
+
+def test_load_twice_same_counts_and_rerun_replaces(con):
+    assert db.load_partition(con, DAY1, "runpod", _offers()) == 2
+    db.load_partition(con, DAY1, "lambda", _offers("lambda", prices=(2.49,)))
+    db.load_partition(con, DAY1, "runpod", _offers())
+    assert _count(con) == 3
+    db.load_partition(con, "2025-03-04", "runpod", _offers(prices=(2.39,)))
+    assert con.execute("SELECT provider, price_per_hour FROM offers ORDER BY provider"
+                       ).fetchall() == [("lambda", 2.49), ("runpod", 2.39)]
+
+
+def test_failed_load_changes_nothing(con):
+    db.load_partition(con, DAY1, "runpod", _offers(prices=(2.69, 1.64)))
+    bad = _offers(prices=(1.0, 2.0, 3.0))
+    # The third row breaks NOT NULL: the DELETE of the old day has already run when the INSERT
+    # fails, so only the transaction keeps the old rows.
+    prices = bad.column("price_per_hour").to_pylist()
+    prices[2] = None
+    bad = bad.set_column(bad.schema.get_field_index("price_per_hour"), "price_per_hour",
+                         pa.array(prices, pa.float64()))
+    with pytest.raises(duckdb.ConstraintException):
+        db.load_partition(con, DAY1, "runpod", bad)
+    assert sorted(r[0] for r in con.execute("SELECT price_per_hour FROM offers").fetchall()) == [
+        1.64, 2.69,
+    ]
+    with pytest.raises(ContractError, match="another provider"):
+        db.load_partition(con, DAY1, "lambda", _offers("runpod"))
+    assert _count(con) == 2
+
+
+def test_load_lake_is_idempotent_and_filterable(con, tmp_path):
+    root = tmp_path / "lake"
+    lake.write_partition(root, DAY1, "runpod", _offers())
+    lake.write_partition(root, DAY2, "runpod", _offers(day=DAY2, prices=(2.39,)))
+    lake.write_partition(root, DAY2, "lambda", _offers("lambda", DAY2, prices=(2.49, 1.29, 0.5)))
+    first = db.load_lake(con, root)
+    assert first == {(DAY1, "runpod"): 2, (DAY2, "lambda"): 3, (DAY2, "runpod"): 1}
+    assert db.load_lake(con, root) == first
+    assert _count(con) == 6
+    assert db.load_lake(con, root, dates=["2025-03-05"], providers=["runpod"]) == {
+        (DAY2, "runpod"): 1
+    }
+    assert _count(con) == 6
+
+
+def test_load_lake_is_one_transaction(con, tmp_path):
+    root = tmp_path / "lake"
+    lake.write_partition(root, DAY1, "runpod", _offers())
+    db.load_lake(con, root)
+    lake.write_partition(root, DAY1, "runpod", _offers(prices=(9.0, 9.5, 9.9)))
+    lake.write_partition(root, DAY2, "runpod", _offers(day=DAY2))
+    seen = []
+
+    def reader(path):
+        seen.append(path)
+        if len(seen) == 2:
+            raise OSError("lost the disk half way")
+        return lake.read_offers_file(path)
+
+    with pytest.raises(OSError, match="half way"):
+        db.load_lake(con, root, read=reader)
+    # The first partition had been replaced inside the transaction; it is rolled back too.
+    assert len(seen) == 2
+    assert sorted(r[0] for r in con.execute("SELECT price_per_hour FROM offers").fetchall()) == [
+        1.64, 2.69,
+    ]
+
+
+def test_old_schema_partition_loads(con, tmp_path):
+    import pyarrow.parquet as pq
+
+    root = tmp_path / "lake"
+    path = lake.partition_path(root, DAY1, "runpod")
+    path.parent.mkdir(parents=True)
+    pq.write_table(_offers().drop_columns(["available", "extra", "interconnect"]), path)
+    assert db.load_lake(con, root) == {(DAY1, "runpod"): 2}
+    assert con.execute("SELECT count(*) FROM offers WHERE extra IS NULL AND available IS NULL"
+                       ).fetchone()[0] == 2
+
+
+def test_fx_rates_upsert(con):
+    rates = pa.table({
+        "date": [DAY1, DAY1],
+        "currency": ["usd", "CNY"],
+        "rate_per_eur": [1.05, 7.6],
+        "source": ["ecb eurofxref-daily", "ecb eurofxref-daily"],
+    })
+    assert db.load_fx_rates(con, rates) == 2
+    db.load_fx_rates(con, pa.table({"date": [DAY1], "currency": ["USD"], "rate_per_eur": [1.06]}))
+    assert con.execute("SELECT currency, rate_per_eur FROM fx_rates ORDER BY currency"
+                       ).fetchall() == [("CNY", 7.6), ("USD", 1.06)]
+
+
+def test_record_run(con):
+    start = dt.datetime(2025, 3, 4, 2, 0, tzinfo=dt.UTC)
+    db.record_run(con, run_id="r1", provider="runpod", snapshot_date=DAY1, status="failed",
+                  started_at=start, error="ParseError: runpod https://x: no prices")
+    db.record_run(con, run_id="r1", provider="runpod", snapshot_date=DAY1, status="ok",
+                  started_at=start, finished_at=start + dt.timedelta(minutes=1), rows=40,
+                  quarantined=2)
+    db.record_run(con, run_id="r1", provider="lambda", status="skipped", message="no network")
+    rows = con.execute("SELECT provider, status, rows, quarantined, error FROM runs "
+                       "ORDER BY provider").fetchall()
+    assert rows == [("lambda", "skipped", None, None, None), ("runpod", "ok", 40, 2, None)]
+    with pytest.raises(ValueError, match="unknown run status"):
+        db.record_run(con, run_id="r1", provider="runpod", status="great")
+
+
+def test_values_are_parameters_not_sql(con):
+    db.load_partition(con, DAY1, "runpod", _offers())
+    hostile = "x'); DROP TABLE offers; --"
+    db.record_run(con, run_id=hostile, provider=hostile, status="failed", error=hostile)
+    assert con.execute("SELECT run_id FROM runs").fetchone()[0] == hostile
+    assert _count(con) == 2
+
+
+def test_read_only_connection(tmp_path):
+    path = tmp_path / "w.duckdb"
+    con = db.connect(path)
+    db.init_schema(con)
+    db.load_partition(con, DAY1, "runpod", _offers())
+    con.close()
+    ro = db.connect(path, read_only=True)
+    table = db.query(ro, "SELECT price_per_hour FROM offers WHERE provider = ?", ["runpod"])
+    assert pc.sum(table.column(0)).as_py() == pytest.approx(2.69 + 1.64)
+    with pytest.raises(duckdb.Error):
+        ro.execute("DELETE FROM offers")
+    ro.close()

@@ -1,0 +1,97 @@
+-- cheapest_daily: what was the cheapest GPU-hour per GPU model and pricing model each day?
+--
+-- Per gpu_model x pricing_model x day (= snapshot_date): the offer with the lowest price per
+-- GPU-hour in USD, with its provider, sku, region and its price in USD and EUR. Conversion uses
+-- the latest fx_rates row on or before the day (ECB rates are EUR based: rate_per_eur units of
+-- currency per euro); USD -> EUR needs a USD rate, other currencies go through EUR. Offers
+-- whose effective_from is after the day (announced future prices) are not yet purchasable and
+-- are left out. An offer whose price cannot be converted to USD (no rate yet) takes no part in
+-- the ranking but is counted in n_without_usd; a group with only such offers still appears,
+-- with the winner columns null. Ties go to the first provider, sku, region alphabetically.
+--
+-- Built for a year of history: the big table is only aggregated (min per day, model, pricing
+-- model and currency) and probed once for the rows at that minimum; FX conversion and ranking
+-- happen on the small aggregate. Within one currency the ranking does not depend on FX.
+CREATE OR REPLACE VIEW cheapest_daily AS
+WITH purchasable AS (
+    SELECT *
+    FROM offers
+    WHERE effective_from IS NULL OR effective_from <= snapshot_date
+),
+per_currency AS (
+    SELECT
+        snapshot_date AS day, gpu_model, pricing_model, currency,
+        min(price_per_gpu_hour) AS min_price,
+        count(*) AS n_offers
+    FROM purchasable
+    GROUP BY ALL
+),
+usd_rates AS (
+    SELECT date, rate_per_eur FROM fx_rates WHERE currency = 'USD'
+),
+converted AS (
+    SELECT
+        c.*,
+        CASE WHEN c.currency = 'EUR' THEN 1.0 ELSE cur.rate_per_eur END AS currency_per_eur,
+        CASE
+            WHEN c.currency = 'USD' THEN 1.0
+            ELSE usd.rate_per_eur / currency_per_eur
+        END AS to_usd
+    FROM per_currency AS c
+    ASOF LEFT JOIN fx_rates AS cur ON cur.currency = c.currency AND cur.date <= c.day
+    ASOF LEFT JOIN usd_rates AS usd ON usd.date <= c.day
+),
+winner AS (
+    SELECT
+        day, gpu_model, pricing_model,
+        arg_min(currency, CASE WHEN to_usd IS NOT NULL THEN min_price * to_usd END)
+            AS best_currency,
+        min(min_price * to_usd) AS best_usd,
+        sum(n_offers) AS n_offers,
+        coalesce(sum(n_offers) FILTER (WHERE to_usd IS NULL), 0) AS n_without_usd
+    FROM converted
+    GROUP BY ALL
+),
+candidates AS (
+    -- All rows at the winning price, so that ties are broken below, not by chance.
+    SELECT
+        w.day, w.gpu_model, w.pricing_model,
+        arg_min(
+            {'provider': p.provider, 'sku': p.sku, 'region': p.region,
+             'gpu_count': p.gpu_count, 'commitment_months': p.commitment_months,
+             'price_per_hour': p.price_per_hour, 'currency': p.currency,
+             'price_per_gpu_hour': p.price_per_gpu_hour, 'available': p.available},
+            {'provider': p.provider, 'sku': p.sku, 'region': coalesce(p.region, '')}
+        ) AS best
+    FROM winner AS w
+    JOIN per_currency AS c
+        ON c.day = w.day AND c.gpu_model = w.gpu_model
+        AND c.pricing_model = w.pricing_model AND c.currency = w.best_currency
+    JOIN purchasable AS p
+        ON p.snapshot_date = c.day AND p.gpu_model = c.gpu_model
+        AND p.pricing_model = c.pricing_model AND p.currency = c.currency
+        AND p.price_per_gpu_hour = c.min_price
+    GROUP BY ALL
+)
+SELECT
+    w.day,
+    w.gpu_model,
+    w.pricing_model,
+    b.best.provider AS provider,
+    b.best.sku AS sku,
+    b.best.region AS region,
+    b.best.gpu_count AS gpu_count,
+    b.best.commitment_months AS commitment_months,
+    b.best.price_per_hour AS price_per_hour,
+    b.best.currency AS currency,
+    b.best.price_per_gpu_hour AS price_per_gpu_hour,
+    w.best_usd AS price_per_gpu_hour_usd,
+    b.best.price_per_gpu_hour / cv.currency_per_eur AS price_per_gpu_hour_eur,
+    b.best.available AS available,
+    w.n_offers,
+    w.n_without_usd
+FROM winner AS w
+LEFT JOIN candidates AS b USING (day, gpu_model, pricing_model)
+LEFT JOIN converted AS cv
+    ON cv.day = w.day AND cv.gpu_model = w.gpu_model
+    AND cv.pricing_model = w.pricing_model AND cv.currency = w.best_currency
