@@ -1,0 +1,239 @@
+"""The warehouse views on a small multi-date history built through the real load path.
+
+History (synthetic offers via make_offer; storage and SQL are under test, not parsing):
+
+  day          D1   D2   D3   D4
+  runpod  H100 community      2.69 2.69 2.69 2.39   <- price change D3 -> D4
+  runpod  A100 on_demand      1.64 1.64 1.64 1.64   <- one unchanged run
+  runpod  4090 community      0.44  --  0.34 0.34   <- withdrawn on D2, back at another price
+  lambda  8x H100 on_demand   23.92 (2.99/GPU) D1-D3, lambda not read on D4
+  nebius  H100 on_demand      2.95 every day; from D3 an announced 2.00 effective D4+30
+  nebius  L40S on_demand      1.00 1.20 1.00 1.00   <- A-B-A: three runs, not two
+  aws     8x H100 on_demand   160 CNY (20 CNY/GPU) on D1 only (a China region)
+  aws     A100 spot           12 CNY on D1 only (a group with no USD price without rates)
+"""
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+
+from warehouse import db, lake
+from warehouse.contract import CaptureMeta, make_offer, offers_to_table
+
+D1, D2, D3, D4 = (dt.date(2025, 1, 6) + dt.timedelta(days=i) for i in range(4))
+FUTURE = D4 + dt.timedelta(days=30)
+
+# (provider, sku, gpu_model, gpu_count, pricing_model, currency, {day: price}, effective_from)
+SERIES = [
+    ("runpod", "H100 SXM", "H100-SXM-80GB", 1, "community", "USD",
+     {D1: 2.69, D2: 2.69, D3: 2.69, D4: 2.39}, None),
+    ("runpod", "A100 SXM", "A100-SXM-80GB", 1, "on_demand", "USD",
+     {D1: 1.64, D2: 1.64, D3: 1.64, D4: 1.64}, None),
+    ("runpod", "RTX 4090", "RTX4090-24GB", 1, "community", "USD",
+     {D1: 0.44, D3: 0.34, D4: 0.34}, None),
+    ("lambda", "gpu_8x_h100_sxm5", "H100-SXM-80GB", 8, "on_demand", "USD",
+     {D1: 23.92, D2: 23.92, D3: 23.92}, None),
+    ("nebius", "h100-1gpu", "H100-SXM-80GB", 1, "on_demand", "USD",
+     {D1: 2.95, D2: 2.95, D3: 2.95, D4: 2.95}, None),
+    ("nebius", "h100-1gpu", "H100-SXM-80GB", 1, "on_demand", "USD",
+     {D3: 2.00, D4: 2.00}, FUTURE),
+    ("nebius", "l40s-1gpu", "L40S-48GB", 1, "on_demand", "USD",
+     {D1: 1.00, D2: 1.20, D3: 1.00, D4: 1.00}, None),
+    ("aws", "p5.48xlarge", "H100-SXM-80GB", 8, "on_demand", "CNY", {D1: 160.0}, None),
+    ("aws", "p4de.24xlarge", "A100-SXM-80GB", 1, "spot", "CNY", {D1: 12.0}, None),
+]
+
+# ECB style: EUR base. No rate is published on D1 (a Monday here): D1 must use Friday's.
+RATES = [
+    (D1 - dt.timedelta(days=3), "USD", 1.05),
+    (D1 - dt.timedelta(days=3), "CNY", 7.8),
+    (D2, "USD", 1.04),
+    (D2, "CNY", 7.6),
+]
+
+
+def _build(tmp_path, with_rates=True):
+    root = tmp_path / "lake"
+    by_partition: dict[tuple[dt.date, str], list] = {}
+    for provider, sku, model, count, pricing, currency, prices, eff in SERIES:
+        for day, price in prices.items():
+            meta = CaptureMeta(
+                provider=provider, url=f"https://example.test/{provider}",
+                captured_at=dt.datetime.combine(day, dt.time(3), tzinfo=dt.UTC),
+            )
+            by_partition.setdefault((day, provider), []).append(make_offer(
+                meta, sku=sku, gpu_model=model, gpu_count=count, price_per_hour=price,
+                pricing_model=pricing, currency=currency, effective_from=eff,
+                region="cn-north-1" if provider == "aws" else None,
+            ))
+    for (day, provider), offers in by_partition.items():
+        lake.write_partition(root, day, provider, offers_to_table(offers))
+    con = db.connect(":memory:")
+    db.init_schema(con)
+    db.load_lake(con, root)
+    if with_rates:
+        db.load_fx_rates(con, pa.table({
+            "date": [r[0] for r in RATES],
+            "currency": [r[1] for r in RATES],
+            "rate_per_eur": [r[2] for r in RATES],
+            "source": ["test"] * len(RATES),
+        }))
+    return con
+
+
+@pytest.fixture
+def con(tmp_path):
+    connection = _build(tmp_path)
+    yield connection
+    connection.close()
+
+
+def _rows(con, sql, params=()):
+    cur = con.execute(sql, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def test_every_sql_file_is_a_created_view():
+    assert sorted(p.stem for p in db.SQL_DIR.glob("*.sql")) == sorted(db.VIEWS)
+
+
+def test_latest_offers_keeps_each_providers_last_good_day(con):
+    rows = _rows(con, "SELECT provider, sku, snapshot_date, age_days, is_announced, "
+                      "price_per_hour FROM latest_offers ORDER BY provider, sku, price_per_hour")
+    latest = {(r["provider"], r["snapshot_date"]) for r in rows}
+    # lambda was not read on D4: its D3 offers stay, marked older.
+    assert latest == {("aws", D1), ("lambda", D3), ("nebius", D4), ("runpod", D4)}
+    today = dt.date.today()
+    for r in rows:
+        assert r["age_days"] == (today - r["snapshot_date"]).days
+    runpod = [(r["sku"], r["price_per_hour"]) for r in rows if r["provider"] == "runpod"]
+    assert runpod == [("A100 SXM", 1.64), ("H100 SXM", 2.39), ("RTX 4090", 0.34)]
+    nebius = [(r["sku"], r["price_per_hour"], r["is_announced"])
+              for r in rows if r["provider"] == "nebius"]
+    assert nebius == [("h100-1gpu", 2.00, True), ("h100-1gpu", 2.95, False),
+                      ("l40s-1gpu", 1.00, False)]
+
+
+def test_offer_history_collapses_unchanged_runs(con):
+    rows = _rows(con, "SELECT provider, sku, effective_from, price_per_hour, valid_from, "
+                      "valid_to, n_snapshots, is_current FROM offer_history "
+                      "ORDER BY provider, sku, effective_from NULLS FIRST, valid_from")
+    got = [(r["provider"], r["sku"], r["price_per_hour"], r["valid_from"], r["valid_to"],
+            r["n_snapshots"], r["is_current"]) for r in rows]
+    assert got == [
+        ("aws", "p4de.24xlarge", 12.0, D1, D1, 1, True),
+        ("aws", "p5.48xlarge", 160.0, D1, D1, 1, True),
+        ("lambda", "gpu_8x_h100_sxm5", 23.92, D1, D3, 3, True),
+        ("nebius", "h100-1gpu", 2.95, D1, D4, 4, True),
+        # The announced price is its own identity (effective_from), not a change of 2.95.
+        ("nebius", "h100-1gpu", 2.00, D3, D4, 2, True),
+        ("nebius", "l40s-1gpu", 1.00, D1, D1, 1, False),
+        ("nebius", "l40s-1gpu", 1.20, D2, D2, 1, False),
+        ("nebius", "l40s-1gpu", 1.00, D3, D4, 2, True),
+        ("runpod", "A100 SXM", 1.64, D1, D4, 4, True),
+        ("runpod", "H100 SXM", 2.69, D1, D3, 3, False),
+        ("runpod", "H100 SXM", 2.39, D4, D4, 1, True),
+        ("runpod", "RTX 4090", 0.44, D1, D1, 1, False),
+        ("runpod", "RTX 4090", 0.34, D3, D4, 2, True),
+    ]
+    lambda_row = _rows(con, "SELECT price_per_gpu_hour, gpu_count FROM offer_history "
+                            "WHERE provider = ?", ["lambda"])
+    assert lambda_row == [{"price_per_gpu_hour": pytest.approx(2.99), "gpu_count": 8.0}]
+
+
+def test_price_changes(con):
+    rows = _rows(con, "SELECT provider, sku, old_date, new_date, old_price_per_hour, "
+                      "new_price_per_hour, abs_change, pct_change, missed_snapshots "
+                      "FROM price_changes ORDER BY provider, sku, new_date")
+    got = [(r["provider"], r["sku"], r["old_date"], r["new_date"], r["old_price_per_hour"],
+            r["new_price_per_hour"], r["missed_snapshots"]) for r in rows]
+    assert got == [
+        ("nebius", "l40s-1gpu", D1, D2, 1.00, 1.20, 0),
+        ("nebius", "l40s-1gpu", D2, D3, 1.20, 1.00, 0),
+        ("runpod", "H100 SXM", D3, D4, 2.69, 2.39, 0),
+        # Absent on D2, back on D3 at another price: shown, with the gap counted.
+        ("runpod", "RTX 4090", D1, D3, 0.44, 0.34, 1),
+    ]
+    h100 = rows[2]
+    assert h100["abs_change"] == pytest.approx(-0.30)
+    assert h100["pct_change"] == pytest.approx(100 * (2.39 - 2.69) / 2.69)
+
+
+def _cheapest(con, model, pricing, day):
+    rows = _rows(con, "SELECT * FROM cheapest_daily WHERE gpu_model = ? AND pricing_model = ? "
+                      "AND day = ?", [model, pricing, day])
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_cheapest_daily_converts_with_latest_rate_on_or_before_day(con):
+    # D1: the CNY offer (20 CNY/GPU-h) converts through EUR with Friday's rates and wins.
+    d1 = _cheapest(con, "H100-SXM-80GB", "on_demand", D1)
+    assert (d1["provider"], d1["sku"], d1["currency"], d1["region"]) == (
+        "aws", "p5.48xlarge", "CNY", "cn-north-1")
+    assert d1["price_per_gpu_hour"] == pytest.approx(20.0)
+    assert d1["price_per_gpu_hour_eur"] == pytest.approx(20.0 / 7.8)
+    assert d1["price_per_gpu_hour_usd"] == pytest.approx(20.0 / 7.8 * 1.05)
+    assert (d1["n_offers"], d1["n_without_usd"]) == (3, 0)
+    # D3: no rate dated D3, so D2's rates apply; the announced 2.00 is not purchasable yet.
+    d3 = _cheapest(con, "H100-SXM-80GB", "on_demand", D3)
+    assert (d3["provider"], d3["sku"]) == ("nebius", "h100-1gpu")
+    assert d3["price_per_gpu_hour_usd"] == pytest.approx(2.95)
+    assert d3["price_per_gpu_hour_eur"] == pytest.approx(2.95 / 1.04)
+    assert d3["n_offers"] == 2
+    # D4: lambda is gone (not read), runpod community is another pricing model.
+    d4 = _cheapest(con, "H100-SXM-80GB", "community", D4)
+    assert (d4["provider"], d4["price_per_gpu_hour_usd"]) == ("runpod", pytest.approx(2.39))
+    per_gpu = _cheapest(con, "H100-SXM-80GB", "on_demand", D2)
+    assert (per_gpu["provider"], per_gpu["gpu_count"]) == ("nebius", 1.0)
+
+
+def test_cheapest_daily_never_picks_future_prices(con):
+    prices = [r[0] for r in con.execute(
+        "SELECT price_per_gpu_hour FROM cheapest_daily WHERE provider = ?", ["nebius"]
+    ).fetchall()]
+    assert 2.00 not in prices
+    assert con.execute("SELECT count(*) FROM cheapest_daily").fetchone()[0] == len({
+        (d, s[2], s[4]) for s in SERIES for d in s[6]
+    })
+
+
+def test_cheapest_daily_without_fx_rates(tmp_path):
+    con = _build(tmp_path, with_rates=False)
+    d1 = _cheapest(con, "H100-SXM-80GB", "on_demand", D1)
+    # The CNY offer cannot be ranked in USD: nebius wins, EUR is unknown, the skip is counted.
+    assert (d1["provider"], d1["price_per_gpu_hour_usd"]) == ("nebius", pytest.approx(2.95))
+    assert d1["price_per_gpu_hour_eur"] is None
+    assert (d1["n_offers"], d1["n_without_usd"]) == (3, 1)
+    # A group with only unconvertible offers still shows, with no winner.
+    only_cny = _cheapest(con, "A100-SXM-80GB", "spot", D1)
+    assert only_cny["provider"] is None and only_cny["price_per_gpu_hour_usd"] is None
+    assert (only_cny["n_offers"], only_cny["n_without_usd"]) == (1, 1)
+    con.close()
+
+
+def test_identity_variant_keeps_two_sources_apart(tmp_path):
+    con = db.connect(":memory:")
+    db.init_schema(con)
+    for day, api_price in ((D1, 2.69), (D2, 2.49)):
+        meta = CaptureMeta(provider="runpod", url="https://example.test",
+                           captured_at=dt.datetime.combine(day, dt.time(3), tzinfo=dt.UTC))
+        day_offers = [
+            make_offer(meta, sku="H100 SXM", gpu_model="H100-SXM-80GB", gpu_count=1,
+                       price_per_hour=api_price, pricing_model="community",
+                       extra={"source": "api"}),
+            make_offer(meta, sku="H100 SXM", gpu_model="H100-SXM-80GB", gpu_count=1,
+                       price_per_hour=2.69, pricing_model="community",
+                       extra={"source": "page"}),
+        ]
+        db.load_partition(con, day, "runpod", offers_to_table(day_offers))
+    changes = _rows(con, "SELECT variant, old_price_per_hour, new_price_per_hour "
+                         "FROM price_changes")
+    assert changes == [{"variant": "api", "old_price_per_hour": 2.69,
+                        "new_price_per_hour": 2.49}]
+    history = con.execute("SELECT variant, count(*) FROM offer_history GROUP BY ALL "
+                          "ORDER BY 1").fetchall()
+    assert history == [("api", 2), ("page", 1)]
+    con.close()
