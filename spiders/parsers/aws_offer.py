@@ -5,10 +5,11 @@ attribute subset; the terms are streamed and matched against them. Products come
 the file, which is what makes one pass enough.
 
 One pass, not three: the JSON is cut at the byte positions of its `"terms"`, `"OnDemand"` and
-`"Reserved"` keys (found with `bytes.find`, which is cheap) and each piece goes to its own ijson
-coroutine (C backend when available) with a synthetic opening (`{"terms":{`) so that the piece is
-a valid prefix of a document. A piece that is not the last ends with ijson's "premature EOF",
-which is expected there; anywhere else it means the file is truncated.
+`"Reserved"` keys (found with `bytes.find`, which is cheap) and each piece is read by its own
+ijson `kvitems` (C backend when available, through its fast file interface) with a synthetic
+opening (`{"terms":{`) so that the piece is a valid prefix of a document. A piece that stops at
+a marker ends with ijson's "premature EOF", which is expected there; anywhere else it means the
+file is truncated or malformed.
 
 Default offer (others skipped, counted in `stats`): Linux, tenancy Shared, preInstalledSw NA,
 capacitystatus Used, unit Hrs. Capacity Block products (marketoption CapacityBlock, operation
@@ -286,6 +287,75 @@ def _find_marker(buf: bytes, keys: tuple[bytes, ...]) -> tuple[int, bytes | None
         start = pos + 1
 
 
+class _Stream:
+    """The raw bytes of an offer file, handed out in pieces that stop before a key marker."""
+
+    def __init__(self, fileobj: IO[bytes] | bytes) -> None:
+        self._chunks = _chunks(fileobj)
+        self.buf = b""
+        self.exhausted = False
+        self.marker: bytes | None = None  # the marker the last piece stopped at
+
+    def _pull(self) -> bool:
+        chunk = next(self._chunks, None)
+        if chunk is None:
+            self.exhausted = True
+            return False
+        self.buf = self.buf + chunk if self.buf else chunk
+        return True
+
+    def head(self, size: int = 65536) -> bytes:
+        while len(self.buf) < size and not self.exhausted and self._pull():
+            pass
+        return self.buf[:size]
+
+    def read_until(self, keys: tuple[bytes, ...]) -> bytes:
+        """Next bytes before the first marker of `keys`; b"" once at a marker (self.marker is
+        set, the marker left in the buffer) or at the end of the file."""
+        while True:
+            if not self.buf and not self._pull():
+                return b""
+            pos, key = _find_marker(self.buf, keys)
+            if pos == 0 and key is not None:
+                self.marker = key
+                return b""
+            if pos > 0:
+                out, self.buf = self.buf[:pos], self.buf[pos:]
+                return out
+            if pos == 0 or len(self.buf) <= _OVERLAP:  # undecided or too short: read more
+                if not self._pull():
+                    out, self.buf = self.buf, b""
+                    return out
+                continue
+            cut = len(self.buf) - _OVERLAP
+            out, self.buf = self.buf[:cut], self.buf[cut:]
+            return out
+
+    def consume_marker(self) -> bytes:
+        key = self.marker
+        assert key is not None
+        self.buf = self.buf[len(key):]
+        self.marker = None
+        return key
+
+
+class _Piece:
+    """A file-like view of one piece of the stream, for ijson's fast file interface."""
+
+    def __init__(self, stream: _Stream, keys: tuple[bytes, ...], opening: bytes = b"") -> None:
+        self.stream = stream
+        self.keys = keys
+        self.opening = opening
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:  # ijson probes the type of what read() returns with read(0)
+            return b""
+        if self.opening:
+            out, self.opening = self.opening, b""
+            return out
+        return self.stream.read_until(self.keys)
+
+
 def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
                     stats: Counter | None = None) -> Iterator[Offer]:
     """Offers of one JSON offer file, read as a stream from a binary file object (or bytes).
@@ -296,82 +366,44 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
     """
     stats = stats if stats is not None else Counter()
     col = _Collector(meta, stats)
-    events: list = ijson.sendable_list()
-    handlers = {"products": col.add_product, "OnDemand": col.on_demand,
-                "Reserved": col.reserved}
-    section = "products"
-    coro: Any = ijson.kvitems_coro(events, "products")
-    term_sections = 0
+    stream = _Stream(fileobj)
+    head = stream.head()
+    m = _PUBDATE.search(head)
+    col.publication_date = m.group(1).decode() if m else None
+    m = _VERSION.search(head)
+    col.version = m.group(1).decode() if m else None
 
-    def drain() -> Iterator[Offer]:
-        handle = handlers[section]
-        for key, value in events:
-            yield from handle(key, value) or ()
-        del events[:]
-
-    def send(data: bytes) -> Iterator[Offer]:
-        if coro is None or not data:
-            return
+    def run(piece: _Piece, prefix: str, handle) -> Iterator[Offer]:
         try:
-            coro.send(data)
+            for key, value in ijson.kvitems(piece, prefix, buf_size=CHUNK):
+                yield from handle(key, value) or ()
+        except ijson.IncompleteJSONError as exc:
+            # A piece that stops at a marker ends in a premature EOF by design.
+            if stream.marker is None or "premature EOF" not in str(exc):
+                raise ParseError(meta.provider, meta.url,
+                                 f"offer file truncated or malformed in {prefix} ({exc})"
+                                 ) from exc
         except ijson.JSONError as exc:
             raise ParseError(meta.provider, meta.url,
-                             f"offer file malformed in {section} ({exc})") from exc
-        yield from drain()
+                             f"offer file malformed in {prefix} ({exc})") from exc
 
-    def close(final: bool) -> Iterator[Offer]:
-        try:
-            coro.close()
-        except ijson.IncompleteJSONError as exc:
-            # The end of a piece that is not the file's end is a premature EOF by design.
-            if final or "premature EOF" not in str(exc):
-                raise ParseError(meta.provider, meta.url,
-                                 f"offer file truncated or malformed in {section} ({exc})"
-                                 ) from exc
-        yield from drain()
-
-    buf = b""
-    first = True
-    for chunk in _chunks(fileobj):
-        if first:
-            m = _PUBDATE.search(chunk, 0, 65536)
-            col.publication_date = m.group(1).decode() if m else None
-            m = _VERSION.search(chunk, 0, 65536)
-            col.version = m.group(1).decode() if m else None
-            first = False
-        buf += chunk
-        while True:
-            keys = (_TERMS_KEY,) if section == "products" else _TERM_KEYS
-            pos, key = _find_marker(buf, keys)
-            if pos < 0:
-                cut = max(len(buf) - _OVERLAP, 0)
-                yield from send(buf[:cut])
-                buf = buf[cut:]
-                break
-            yield from send(buf[:pos])
-            buf = buf[pos:]
-            if key is None:  # undecided: wait for the next chunk
-                break
-            if coro is not None:
-                yield from close(final=False)
-            buf = buf[len(key):]
-            if key == _TERMS_KEY:
-                section, coro = "terms", None
-            else:
-                section = key.strip(b'"').decode()
-                coro = ijson.kvitems_coro(events, f"terms.{section}")
-                term_sections += 1
-                yield from send(b'{"terms":{' + key)
-
-    if section == "products":
-        yield from send(buf)
-        yield from close(final=True)
+    yield from run(_Piece(stream, (_TERMS_KEY,)), "products", col.add_product)
+    if stream.marker is None:
         raise ParseError(meta.provider, meta.url, "offer file has no terms (truncated?)")
-    if coro is None:
+    stream.consume_marker()
+    while stream.read_until(_TERM_KEYS):  # the bytes between "terms" and its first term type
+        pass
+    term_sections = 0
+    handlers = {"OnDemand": col.on_demand, "Reserved": col.reserved}
+    while stream.marker is not None:
+        key = stream.consume_marker()
+        name = key.strip(b'"').decode()
+        term_sections += 1
+        piece = _Piece(stream, _TERM_KEYS, b'{"terms":{' + key)
+        yield from run(piece, f"terms.{name}", handlers[name])
+    if term_sections == 0:
         raise ParseError(meta.provider, meta.url,
                          "offer file has no OnDemand/Reserved terms (truncated?)")
-    yield from send(buf)
-    yield from close(final=True)
     if col.gpu_products_seen == 0:
         raise ParseError(meta.provider, meta.url, "no GPU instance product in the offer file")
     stats["gpu_products"] = col.gpu_products_seen

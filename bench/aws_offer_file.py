@@ -1,0 +1,202 @@
+"""Benchmark: the streaming AWS offer-file parser against a plain json.load, on a synthetic file.
+
+Writes an offer file of at least --size-mb (default 600) in the real Price List shape, built from
+the real slices in tests/fixtures/raw/aws/ (their products and terms repeated with new SKUs,
+regions and instance types, GPU and non-GPU mixed as in a real region file, on-demand and
+reserved terms), into a temporary directory that is deleted afterwards. Then, each in its own
+child process (so peak RSS is that run's alone, read with resource.getrusage(RUSAGE_SELF)):
+
+- `scan`: ijson tokenising the file without building anything (the floor for any ijson parse);
+- `stream`: spiders.parsers.aws.iter_offer_file over the open file;
+- `json.load`: the whole file loaded, then the same GPU filter applied.
+
+Prints MB/s, peak RSS and the ratios. Targets (issue 3): peak RSS <= 300 MB whatever the file
+size, >= 50 MB/s.
+
+    .venv/bin/python bench/aws_offer_file.py [--size-mb 600] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as dt
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "tests" / "fixtures" / "raw" / "aws"
+SLICES = ["opencost_offer_slice_us-east-1_p4d_20240528.json",
+          "opencost_offer_slice_us-east-2_20230322.json",
+          "opencost_offer_slice_cn-northwest-1_CNY_20230314.json"]
+REGIONS = [("us-east-1", "US East (N. Virginia)"), ("us-east-2", "US East (Ohio)"),
+           ("us-west-2", "US West (Oregon)"), ("eu-west-1", "EU (Ireland)"),
+           ("ap-northeast-1", "Asia Pacific (Tokyo)"), ("sa-east-1", "South America (Sao Paulo)")]
+GPU_TYPES = ["p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge", "g5.xlarge",
+             "g5.48xlarge", "g6.xlarge", "g6e.12xlarge", "p6-b200.48xlarge", "g6f.large"]
+CPU_TYPES = ["m5.large", "c6i.large", "r7g.xlarge", "m7i.2xlarge", "t3.micro"]
+SKU_CHARS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+def _dump(obj) -> str:
+    return json.dumps(obj, indent=2)
+
+
+def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
+    """Stream a synthetic offer file to path; products first, then terms (as AWS does)."""
+    rng = random.Random(seed)
+    products, on_demand = [], {}
+    for name in SLICES:
+        data = json.loads((RAW / name).read_bytes())
+        products += [p for p in data["products"].values() if p["productFamily"].startswith(
+            "Compute")]
+        on_demand.update(data["terms"]["OnDemand"])
+    # the real RI "Upfront Fee" term (filed under OnDemand in us-east-2): kept there, and reused
+    # as the shape of the Reserved terms
+    fee = next(iter(on_demand["8D49XP354UEYTHGM"].values()))
+    target = size_mb * 1024 * 1024
+    share_products = 0.55
+    counts = {"products": 0, "gpu_products": 0, "reserved": 0}
+    skus: list[tuple[str, str, bool]] = []
+    with path.open("w") as fh:
+        fh.write('{\n  "formatVersion" : "v1.0",\n  "offerCode" : "AmazonEC2",\n'
+                 '  "version" : "20240528203522",\n'
+                 '  "publicationDate" : "2024-05-28T20:35:22Z",\n  "products" : {\n')
+        first = True
+        while fh.tell() < target * share_products:
+            base = rng.choice(products)
+            sku = "".join(rng.choice(SKU_CHARS) for _ in range(16))
+            p = copy.deepcopy(base)
+            p["sku"] = sku
+            attrs = p["attributes"]
+            region, location = rng.choice(REGIONS)
+            attrs["regionCode"], attrs["location"] = region, location
+            gpu = rng.random() < 0.2  # a minority of a region's products are GPU types
+            attrs["instanceType"] = rng.choice(GPU_TYPES if gpu else CPU_TYPES)
+            if not gpu:
+                attrs.pop("gpu", None)
+            fh.write(("" if first else ",\n") + f'    "{sku}" : ' + _dump(p))
+            first = False
+            counts["products"] += 1
+            counts["gpu_products"] += gpu
+            skus.append((sku, base["sku"], gpu))
+        fh.write('\n  },\n  "terms" : {\n    "OnDemand" : {\n')
+        first = True
+        for sku, base_sku, _gpu in skus:
+            terms = {}
+            for code, term in on_demand[base_sku].items():
+                t = copy.deepcopy(term)
+                t["sku"] = sku
+                terms[code.replace(base_sku, sku)] = t
+            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms))
+            first = False
+        fh.write('\n    },\n    "Reserved" : {\n')
+        first = True
+        for sku, _base, _gpu in skus:
+            if fh.tell() >= target:
+                break
+            terms = {}
+            for length, option in (("1yr", "No Upfront"), ("3yr", "All Upfront"),
+                                   ("3yr", "Partial Upfront")):
+                t = copy.deepcopy(fee)
+                t["sku"] = sku
+                t["termAttributes"] = {"LeaseContractLength": length, "OfferingClass": "standard",
+                                       "PurchaseOption": option}
+                t["priceDimensions"]["X.Y.6YS6EN2CT7"] = {
+                    "unit": "Hrs", "rateCode": "X.Y.6YS6EN2CT7",
+                    "pricePerUnit": {"USD": f"{rng.uniform(0.05, 40):.10f}"}}
+                terms[f"{sku}.{length}{option[:3]}"] = t
+            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms))
+            first = False
+            counts["reserved"] += 1
+        fh.write('\n    }\n  },\n  "attributesList" : { }\n}\n')
+    return counts
+
+
+def _child(mode: str, path: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    import ijson
+
+    from spiders.parsers.aws import iter_offer_file
+    from spiders.parsers.aws_offer import skip_reason
+    from spiders.parsers.aws_tables import is_gpu_type
+    from warehouse.contract import CaptureMeta
+
+    meta = CaptureMeta(provider="aws", url="file://" + path,
+                       captured_at=dt.datetime(2024, 5, 28, tzinfo=dt.UTC))
+    t0 = time.perf_counter()
+    if mode == "scan":  # ijson tokenising the file, building nothing: the floor for any ijson use
+        with open(path, "rb") as fh:
+            n = sum(1 for _ in ijson.kvitems(fh, "no.such.prefix", buf_size=1 << 20))
+    elif mode == "stream":
+        with open(path, "rb") as fh:
+            n = sum(1 for _ in iter_offer_file(fh, meta))
+    else:
+        with open(path, "rb") as fh:
+            data = json.load(fh)
+        gpu = {s for s, p in data["products"].items()
+               if is_gpu_type(p["attributes"].get("instanceType", ""))
+               and not skip_reason(p["attributes"])}
+        n = sum(len(data["terms"]["OnDemand"].get(s, {})) + len(data["terms"]["Reserved"].get(
+            s, {})) for s in gpu)
+    elapsed = time.perf_counter() - t0
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"mode": mode, "offers": n, "seconds": elapsed, "peak_rss_mb": peak_kb / 1024,
+                      "ijson_backend": ijson.backend}))
+
+
+def run_child(mode: str, path: Path) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", mode, str(path)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-mb", type=int, default=600)
+    ap.add_argument("--child", nargs=2, metavar=("MODE", "PATH"))
+    ap.add_argument("--skip-json-load", action="store_true")
+    args = ap.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="aws_offer_bench_"))
+    try:
+        path = tmp / "index.json"
+        t0 = time.perf_counter()
+        counts = write_offer_file(path, args.size_mb)
+        size_mb = os.path.getsize(path) / 1e6
+        print(f"synthetic offer file: {size_mb:.0f} MB, {counts['products']} products "
+              f"({counts['gpu_products']} GPU), reserved terms for {counts['reserved']} SKUs, "
+              f"written in {time.perf_counter() - t0:.1f}s")
+        scan = run_child("scan", path)
+        print(f"ijson scan only ({scan['ijson_backend']}, builds nothing): "
+              f"{scan['seconds']:.1f}s = {size_mb / scan['seconds']:.0f} MB/s "
+              "(the floor for any ijson parse here)")
+        stream = run_child("stream", path)
+        print(f"stream     (ijson {stream['ijson_backend']}): {stream['offers']} offers, "
+              f"{stream['seconds']:.1f}s = {size_mb / stream['seconds']:.0f} MB/s, "
+              f"peak RSS {stream['peak_rss_mb']:.0f} MB")
+        if not args.skip_json_load:
+            full = run_child("json.load", path)
+            print(f"json.load: {full['offers']} term entries, {full['seconds']:.1f}s = "
+                  f"{size_mb / full['seconds']:.0f} MB/s, peak RSS {full['peak_rss_mb']:.0f} MB")
+            print(f"ratios stream / json.load: time {stream['seconds'] / full['seconds']:.2f}, "
+                  f"peak RSS {stream['peak_rss_mb'] / full['peak_rss_mb']:.3f}")
+        ok = stream["peak_rss_mb"] <= 300 and size_mb / stream["seconds"] >= 50
+        print("targets (<= 300 MB peak RSS, >= 50 MB/s):", "met" if ok else "NOT met",
+              f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
