@@ -93,17 +93,27 @@ class CostEstimate:
     inputs: dict[str, Any] = field(default_factory=dict)
 
 
-def estimate_cost(w: Workload, *, price_per_hour: float, nodes: int, tokens_per_s: float,
-                  pricing_model: str, billing_increment_s: int | None = None,
-                  min_billing_s: int | None = None, extra: dict[str, Any] | None = None,
-                  currency: str = "USD", usd_to_currency: float = 1.0) -> CostEstimate:
-    """`price_per_hour` is per instance (node); the job uses `nodes` of them."""
-    extra = extra or {}
-    rate_node_h = price_per_hour * nodes
-    if tokens_per_s <= 0:
-        inf = math.inf
-        return CostEstimate(inf, inf, inf, inf, inf, 0, 0.0, 0.0, currency,
-                            {"reason": "no throughput estimate"})
+@dataclass(frozen=True)
+class RunPlan:
+    """The price-independent part of a run: times and sizes (money constants converted)."""
+
+    n_ckpt: int
+    ckpt_gb: float
+    write_h: float
+    interval_h: float
+    train_h: float
+    restart_h: float
+    run_h: float
+    dataset_gb: float
+    egress_gb: float
+    storage_per_ckpt: float
+    ingest: float
+    egress: float
+    orch_per_h: float
+    engineer: float
+
+
+def plan_run(w: Workload, tokens_per_s: float, usd_to_currency: float = 1.0) -> RunPlan:
     n_ckpt = max(1, math.ceil(w.tokens / w.checkpoint_every_tokens))
     ckpt_gb = checkpoint_gb(w)
     write_h = (w.checkpoint_write_minutes / 60 if w.checkpoint_write_minutes is not None
@@ -111,58 +121,86 @@ def estimate_cost(w: Workload, *, price_per_hour: float, nodes: int, tokens_per_
     interval_h = w.checkpoint_every_tokens / tokens_per_s / 3600 + write_h
     train_h = w.tokens / tokens_per_s / 3600 + n_ckpt * write_h
     restart_h = w.restart_minutes / 60
-    run_h = restart_h + train_h  # the first start loads the model like a restart does
+    dataset_gb = w.dataset_gb if w.dataset_gb is not None else w.tokens * BYTES_PER_TOKEN / 1e9
+    egress_gb = w.egress_gb if w.egress_gb is not None else export_gb(w)
+    return RunPlan(
+        n_ckpt=n_ckpt, ckpt_gb=ckpt_gb, write_h=write_h, interval_h=interval_h,
+        train_h=train_h, restart_h=restart_h,
+        run_h=restart_h + train_h,  # the first start loads the model like a restart does
+        dataset_gb=dataset_gb, egress_gb=egress_gb,
+        storage_per_ckpt=(ckpt_gb * STORAGE_USD_PER_GB_MONTH * w.checkpoint_retention_days / 30
+                          * usd_to_currency),
+        ingest=dataset_gb * INGEST_USD_PER_GB * usd_to_currency,
+        egress=egress_gb * EGRESS_USD_PER_GB * usd_to_currency,
+        orch_per_h=w.orchestration_usd_per_hour * usd_to_currency,
+        engineer=w.engineer_hours * w.engineer_usd_per_hour * usd_to_currency,
+    )
 
+
+def rework_fraction(plan: RunPlan, lam: float) -> float:
+    """Share of extra hours per hour of progress: each preemption loses the restart time plus,
+    on average, half a checkpoint interval."""
+    frac = lam * (plan.restart_h + plan.interval_h / 2)
+    return frac if frac < 1 else math.inf
+
+
+def per_checkpoint(plan: RunPlan, rate_node_h: float, lam: float) -> float:
+    """GPU hours of one interval (with its share of spot rework) + storage of one checkpoint."""
+    return (plan.interval_h * (1 + rework_fraction(plan, lam)) * (rate_node_h + plan.orch_per_h)
+            + plan.storage_per_ckpt)
+
+
+def estimate_cost(w: Workload, *, price_per_hour: float, nodes: int, tokens_per_s: float,
+                  pricing_model: str, billing_increment_s: int | None = None,
+                  min_billing_s: int | None = None, extra: dict[str, Any] | None = None,
+                  currency: str = "USD", usd_to_currency: float = 1.0,
+                  plan: RunPlan | None = None) -> CostEstimate:
+    """`price_per_hour` is per instance (node); the job uses `nodes` of them."""
+    extra = extra or {}
+    rate_node_h = price_per_hour * nodes
+    if tokens_per_s <= 0:
+        inf = math.inf
+        return CostEstimate(inf, inf, inf, inf, inf, 0, 0.0, 0.0, currency,
+                            {"reason": "no throughput estimate"})
+    p = plan or plan_run(w, tokens_per_s, usd_to_currency)
     band = None
     lam = 0.0
     if pricing_model == "spot":
         band = str(extra.get("interruption_band") or DEFAULT_BAND)
         lam = preemptions_per_hour(band)
-    # each preemption loses the restart time plus, on average, half a checkpoint interval
-    lost_per_preemption = restart_h + interval_h / 2
-    rework_frac = lam * lost_per_preemption
-    if rework_frac >= 1:
-        rework_frac = math.inf
-    expected = lam * run_h / (1 - rework_frac) if rework_frac < 1 else math.inf
+    lost_per_preemption = p.restart_h + p.interval_h / 2
+    frac = rework_fraction(p, lam)
+    expected = lam * p.run_h / (1 - frac) if frac < 1 else math.inf
     rework_h = expected * lost_per_preemption
-    total_h = run_h + rework_h
+    total_h = p.run_h + rework_h
     billed = billed_hours(total_h, billing_increment_s, min_billing_s)
 
-    storage_per_ckpt = (ckpt_gb * STORAGE_USD_PER_GB_MONTH * w.checkpoint_retention_days / 30
-                        * usd_to_currency)
-    dataset_gb = w.dataset_gb if w.dataset_gb is not None else w.tokens * BYTES_PER_TOKEN / 1e9
-    egress_gb = w.egress_gb if w.egress_gb is not None else export_gb(w)
-    ingest = dataset_gb * INGEST_USD_PER_GB * usd_to_currency
-    egress = egress_gb * EGRESS_USD_PER_GB * usd_to_currency
-    orch_per_h = w.orchestration_usd_per_hour * usd_to_currency
-    engineer = w.engineer_hours * w.engineer_usd_per_hour * usd_to_currency
-
     gpu_finish = billed * rate_node_h
-    finish = (gpu_finish + n_ckpt * storage_per_ckpt + ingest + egress + orch_per_h * total_h
-              + engineer)
-    first_h = (restart_h + interval_h) * (1 + rework_frac)
+    finish = (gpu_finish + p.n_ckpt * p.storage_per_ckpt + p.ingest + p.egress
+              + p.orch_per_h * total_h + p.engineer)
+    first_h = (p.restart_h + p.interval_h) * (1 + frac)
     first = (billed_hours(first_h, billing_increment_s, min_billing_s) * rate_node_h
-             + storage_per_ckpt + ingest + orch_per_h * first_h)
-    per_ckpt = interval_h * (1 + rework_frac) * (rate_node_h + orch_per_h) + storage_per_ckpt
+             + p.storage_per_ckpt + p.ingest + p.orch_per_h * first_h)
     inputs = {
         "price_per_hour": price_per_hour, "nodes": nodes, "tokens_per_s": tokens_per_s,
         "tokens": w.tokens, "checkpoint_every_tokens": w.checkpoint_every_tokens,
-        "checkpoints": n_ckpt, "checkpoint_gb": round(ckpt_gb, 3),
-        "checkpoint_write_h": round(write_h, 4), "interval_h": round(interval_h, 4),
-        "restart_h": restart_h, "billing_increment_s": billing_increment_s,
+        "checkpoints": p.n_ckpt, "checkpoint_gb": round(p.ckpt_gb, 3),
+        "checkpoint_write_h": round(p.write_h, 4), "interval_h": round(p.interval_h, 4),
+        "restart_h": p.restart_h, "billing_increment_s": billing_increment_s,
         "min_billing_s": min_billing_s, "pricing_model": pricing_model,
         "interruption_band": band, "preemptions_per_hour": lam,
         "storage_per_gb_month_usd": STORAGE_USD_PER_GB_MONTH,
-        "retention_days": w.checkpoint_retention_days, "dataset_gb": round(dataset_gb, 3),
-        "ingest_per_gb_usd": INGEST_USD_PER_GB, "egress_gb": round(egress_gb, 3),
+        "retention_days": w.checkpoint_retention_days, "dataset_gb": round(p.dataset_gb, 3),
+        "ingest_per_gb_usd": INGEST_USD_PER_GB, "egress_gb": round(p.egress_gb, 3),
         "egress_per_gb_usd": EGRESS_USD_PER_GB,
         "orchestration_usd_per_hour": w.orchestration_usd_per_hour,
         "engineer_hours": w.engineer_hours, "engineer_usd_per_hour": w.engineer_usd_per_hour,
         "usd_to_currency": usd_to_currency, "gpu_cost_to_finish": gpu_finish,
-        "storage_cost": n_ckpt * storage_per_ckpt, "ingest_cost": ingest, "egress_cost": egress,
+        "storage_cost": p.n_ckpt * p.storage_per_ckpt, "ingest_cost": p.ingest,
+        "egress_cost": p.egress,
     }
     return CostEstimate(
-        cost_first_checkpoint=first, cost_per_checkpoint=per_ckpt, cost_to_finish=finish,
-        wall_hours=total_h, billed_hours=billed, checkpoints=n_ckpt,
+        cost_first_checkpoint=first, cost_per_checkpoint=per_checkpoint(p, rate_node_h, lam),
+        cost_to_finish=finish, wall_hours=total_h, billed_hours=billed, checkpoints=p.n_ckpt,
         expected_preemptions=expected, rework_hours=rework_h, currency=currency, inputs=inputs,
     )

@@ -14,7 +14,14 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sizing.cost import estimate_cost
+from sizing.cost import (
+    DEFAULT_BAND,
+    RunPlan,
+    estimate_cost,
+    per_checkpoint,
+    plan_run,
+    preemptions_per_hour,
+)
 from sizing.memory import MemoryEstimate, estimate_memory
 from sizing.throughput import Throughput, estimate_throughput
 from sizing.workload import Workload
@@ -101,6 +108,15 @@ class _Cache:
     def __init__(self) -> None:
         self.mem: dict[tuple, MemoryEstimate] = {}
         self.tput: dict[tuple, Throughput] = {}
+        self.plans: dict[tuple, RunPlan] = {}
+        self.layouts: dict[tuple, tuple[int, bool, float]] = {}
+        self.quick_plans: dict[tuple, RunPlan | None] = {}
+
+    def plan(self, wi: int, w: Workload, tokens_per_s: float, usd_factor: float) -> RunPlan:
+        key = (wi, tokens_per_s, usd_factor)
+        if key not in self.plans:
+            self.plans[key] = plan_run(w, tokens_per_s, usd_factor)
+        return self.plans[key]
 
     def memory(self, wi: int, w: Workload, gpu: str, n: int, cap: float) -> MemoryEstimate:
         key = (wi, gpu, n)
@@ -139,21 +155,77 @@ def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
 def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
          fx: dict[str, float] | None = None, top: int | None = None) -> dict[str, list[RankRow]]:
     """{workload name: rows sorted best first}. Fitting offers come first, by cost per
-    checkpoint; then the ones that do not fit or cannot be priced, with why."""
+    checkpoint; then the ones that do not fit or cannot be priced, with why.
+
+    Two passes for speed: every offer gets its cost per checkpoint from cached memory,
+    throughput and run plan (a few multiplications); only the `top` rows are then built in
+    full, with every input and the reason."""
     records = _records(offers)
     known = gpu_models()
     usd_factor = fx_factor(fx, "USD", currency)
     cache = _Cache()
+    conv_cache: dict[str, float | None] = {}
+    band_cache: dict[str, float] = {}
     out: dict[str, list[RankRow]] = {}
     for wi, w in enumerate(workloads):
-        rows: list[RankRow] = []
-        for o in records:
-            rows.append(_rank_one(wi, w, o, known, currency, fx, usd_factor, cache))
-        rows.sort(key=lambda r: (r.verdict != "ok", r.cost_per_checkpoint
-                                 if math.isfinite(r.cost_per_checkpoint) else math.inf,
-                                 -(r.headroom_gb or -1e9)))
-        out[w.name] = rows[:top] if top else rows
+        keyed = []
+        for idx, o in enumerate(records):
+            key = _quick_key(wi, w, o, known, currency, fx, usd_factor, cache, conv_cache,
+                             band_cache)
+            keyed.append((key, idx))
+        keyed.sort()
+        chosen = keyed[:top] if top else keyed
+        rows = [_rank_one(wi, w, records[idx], known, currency, fx, usd_factor, cache)
+                for _, idx in chosen]
+        rows.sort(key=_sort_key)
+        out[w.name] = rows
     return out
+
+
+def _sort_key(r: RankRow) -> tuple:
+    cost = r.cost_per_checkpoint if math.isfinite(r.cost_per_checkpoint) else math.inf
+    return (r.verdict != "ok", cost, -(r.headroom_gb if r.headroom_gb is not None else -1e9))
+
+
+def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
+               fx: dict[str, float] | None, usd_factor: float | None, cache: _Cache,
+               conv_cache: dict[str, float | None], band_cache: dict[str, float]) -> tuple:
+    """The sort key of `_sort_key` without building the row (same formulas)."""
+    gpu = o.get("gpu_model")
+    count = float(o.get("gpu_count") or 0)
+    if gpu not in known or count < 1 or count != int(count):
+        return (True, math.inf, 1e9)
+    per_node = int(count)
+    lkey = (wi, gpu, per_node)
+    lay = cache.layouts.get(lkey)
+    if lay is None:
+        nodes, mem = _layout(wi, w, gpu, per_node, known[gpu].memory_gb, cache)
+        lay = cache.layouts[lkey] = (nodes, bool(mem.fits), -round(mem.headroom_gb, 2))
+    nodes, fits, headroom = lay
+    cur = str(o.get("currency") or "USD")
+    if cur not in conv_cache:
+        conv_cache[cur] = fx_factor(fx, cur, currency)
+    conv = conv_cache[cur]
+    if not fits or conv is None or usd_factor is None:
+        return (True, math.inf, headroom)
+    ic = o.get("interconnect")
+    ic = ic if isinstance(ic, str) and nodes > 1 else None
+    pkey = (wi, gpu, per_node, ic)
+    plan = cache.quick_plans.get(pkey, False)
+    if plan is False:
+        tp = cache.throughput(wi, w, gpu, per_node, nodes, ic)
+        plan = cache.quick_plans[pkey] = (cache.plan(wi, w, tp.tokens_per_s, usd_factor)
+                                          if tp.tokens_per_s > 0 else None)
+    if plan is None:
+        return (True, math.inf, headroom)
+    lam = 0.0
+    if o.get("pricing_model") == "spot":
+        band = str(_extra(o.get("extra")).get("interruption_band") or DEFAULT_BAND)
+        if band not in band_cache:
+            band_cache[band] = preemptions_per_hour(band)
+        lam = band_cache[band]
+    rate = float(o.get("price_per_hour") or 0) * conv * nodes
+    return (False, per_checkpoint(plan, rate, lam), headroom)
 
 
 def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
@@ -207,7 +279,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         pricing_model=base["pricing_model"],
         billing_increment_s=_int_or_none(o.get("billing_increment_s")),
         min_billing_s=_int_or_none(o.get("min_billing_s")), extra=extra,
-        currency=currency, usd_to_currency=usd_factor)
+        currency=currency, usd_to_currency=usd_factor,
+        plan=cache.plan(wi, w, tp.tokens_per_s, usd_factor))
     reasons = [f"fits with {mem.headroom_gb:.1f} GB headroom ({mem.per_gpu_gb:.1f} GB/GPU + "
                f"{w.margin:.0%} of {spec.memory_gb:g} GB)"]
     if tp.scaling_efficiency < POOR_SCALING:

@@ -109,3 +109,14 @@ def test_single_gpu_pods_across_nodes_use_ethernet_and_say_so():
     assert "multi-node across 8 GPUs (8 nodes)" in pods.reason
     assert pods.tokens_per_s < board.tokens_per_s / 2
     assert pods.cost_per_checkpoint > board.cost_per_checkpoint
+
+
+def test_top_k_is_the_head_of_the_full_ranking():
+    many = [_offer(f"o{i}", g, c, 0.5 + i * 0.37 % 5, pm)
+            for i, (g, c, pm) in enumerate(
+                [(g, c, pm) for g in ("H100-SXM-80GB", "A100-SXM-80GB", "L40S-48GB",
+                                      "H200-141GB", "L4-24GB")
+                 for c in (1, 2, 8) for pm in ("on_demand", "spot")])]
+    full = [r.sku for r in rank([QLORA_70B], many)["q70"]]
+    head = [r.sku for r in rank([QLORA_70B], many, top=7)["q70"]]
+    assert head == full[:7]
