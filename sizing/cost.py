@@ -30,21 +30,28 @@ CHECKPOINT_WRITE_GBS = 1.0
 # AWS Spot Instance Advisor bands = share of instances reclaimed over the trailing month
 # (aws.amazon.com/ec2/spot/instance-advisor). Midpoints; ">20%" taken as 25%.
 BAND_MONTHLY = {"<5%": 0.025, "5-10%": 0.075, "10-15%": 0.125, "15-20%": 0.175, ">20%": 0.25}
-# No band published (most providers): assume the worst AWS band rather than none.
-DEFAULT_BAND = ">20%"
+# No band published (every provider but AWS): Google's preemptible VM documentation gives the
+# historical preemption rate as 5-15% of VMs per day per project (cloud.google.com/compute/docs/
+# instances/preemptible, "Preemption selection"); the upper end is used. Far above any AWS
+# monthly band: spot GPUs without a published band are treated as risky.
+DEFAULT_BAND = "15%/day"
 HOURS_PER_MONTH = 730.0
 
 
 def preemptions_per_hour(band: str) -> float:
-    """Monthly reclaim share p -> Poisson rate -ln(1 - p) / 730 h."""
+    """Reclaim share p over the band's period (a month for AWS bands, a day for "x%/day") ->
+    Poisson rate -ln(1 - p) / hours in the period."""
     key = band.replace(" ", "")
-    p = BAND_MONTHLY.get(key)
+    period = HOURS_PER_MONTH
+    if key.endswith("/day"):
+        key, period = key[: -len("/day")], 24.0
+    p = BAND_MONTHLY.get(key) if period == HOURS_PER_MONTH else None
     if p is None:
         nums = [float(x) for x in re.findall(r"\d+(?:\.\d+)?", key)]
         if not nums:
             raise ValueError(f"unknown interruption band {band!r}")
         p = (sum(nums) / len(nums)) / 100
-    return -math.log(1 - min(p, 0.99)) / HOURS_PER_MONTH
+    return -math.log(1 - min(p, 0.99)) / period
 
 
 def billed_hours(hours: float, increment_s: int | None, min_s: int | None) -> float:

@@ -129,3 +129,10 @@ def test_throughput_recompute_qlora_and_pcie_scaling():
     assert pcie.scaling_efficiency < nv.scaling_efficiency
     multi = estimate_throughput(full, g["H100-SXM-80GB"], gpus_per_node=8, nodes=4)
     assert multi.link == "multi-node" and multi.scaling_efficiency < nv.scaling_efficiency
+
+
+def test_daily_default_band_parses_and_dominates_aws_bands():
+    assert DEFAULT_BAND.endswith("/day")
+    assert preemptions_per_hour("15%/day") == pytest.approx(-math.log(0.85) / 24)
+    with pytest.raises(ValueError):
+        preemptions_per_hour("sometimes")
