@@ -374,9 +374,14 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
     col.version = m.group(1).decode() if m else None
 
     def run(piece: _Piece, prefix: str, handle) -> Iterator[Offer]:
+        keep = col.products
+        products = prefix == "products"
         try:
             for key, value in ijson.kvitems(piece, prefix, buf_size=CHUNK):
-                yield from handle(key, value) or ()
+                if products:
+                    col.add_product(key, value)
+                elif key in keep:  # terms of a default GPU product; the rest is dropped
+                    yield from handle(key, value)
         except ijson.IncompleteJSONError as exc:
             # A piece that stops at a marker ends in a premature EOF by design.
             if stream.marker is None or "premature EOF" not in str(exc):
