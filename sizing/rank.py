@@ -225,7 +225,15 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
             band_cache[band] = preemptions_per_hour(band)
         lam = band_cache[band]
     rate = float(o.get("price_per_hour") or 0) * conv * nodes
-    return (False, per_checkpoint(plan, rate, lam), headroom)
+    return (_suspect(o), per_checkpoint(plan, rate, lam), headroom)
+
+
+def _suspect(o: dict[str, Any]) -> bool:
+    """A parser flagged the price as a likely placeholder (e.g. Runpod's 0.5 communityPrice)."""
+    raw = o.get("extra")
+    if isinstance(raw, str) and "suspect_placeholder" not in raw:
+        return False
+    return bool(_extra(raw).get("suspect_placeholder"))
 
 
 def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
@@ -301,9 +309,14 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                   scaling_efficiency=tp.scaling_efficiency, link=tp.link,
                   price_currency=cur, fx_factor=conv, memory_breakdown_gb={
                       k: round(v, 3) for k, v in mem.breakdown.items()})
+    verdict = "ok"
+    if _suspect(o):
+        verdict = "suspect_price"
+        reasons.insert(0, "price flagged by the parser as a likely placeholder "
+                          "(extra.suspect_placeholder): ranked after the trusted offers")
     return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
                    hours=cost.wall_hours, price_per_hour=price * conv,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,
-                   cost_to_finish=cost.cost_to_finish, verdict="ok",
+                   cost_to_finish=cost.cost_to_finish, verdict=verdict,
                    reason="; ".join(reasons), inputs=inputs)

@@ -120,3 +120,14 @@ def test_top_k_is_the_head_of_the_full_ranking():
     full = [r.sku for r in rank([QLORA_70B], many)["q70"]]
     head = [r.sku for r in rank([QLORA_70B], many, top=7)["q70"]]
     assert head == full[:7]
+
+
+def test_placeholder_prices_rank_after_trusted_offers():
+    offers = [_offer("placeholder", "H100-SXM-80GB", 1, 0.5,
+                     extra=json.dumps({"suspect_placeholder": True})),
+              _offer("real", "H100-SXM-80GB", 1, 2.5),
+              _offer("l4", "L4-24GB", 1, 0.1)]
+    rows = rank([QLORA_70B], offers)["q70"]
+    assert [r.sku for r in rows] == ["real", "placeholder", "l4"]
+    assert rows[1].verdict == "suspect_price" and "placeholder" in rows[1].reason
+    assert [r.sku for r in rank([QLORA_70B], offers, top=2)["q70"]] == ["real", "placeholder"]
