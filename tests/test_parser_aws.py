@@ -79,7 +79,8 @@ def test_p4d_offer_file_on_demand_and_capacity_block_dropped():
     assert o.gpu_count == 8 and o.gpu_model == "A100-40GB"
     assert o.price_per_gpu_hour == pytest.approx(32.7726 / 8)
     assert o.currency == "USD"
-    assert o.effective_from == dt.date(2024, 5, 1)
+    assert o.effective_from is None  # 2024-05-01 is past: kept in extra, not a future price
+    assert o.extra["effective_date"] == "2024-05-01T00:00:00Z"
     assert o.extra["aws_sku"] == "H7NGEAC6UEHNTKSJ"
     assert o.extra["publication_date"] == "2024-05-28T20:35:22Z"
     assert o.vcpus == 96 and o.ram_gb == 1152
@@ -389,3 +390,20 @@ def test_sources_plan():
         OFFER_URL.format("us-east-1")]
     assert aws_source.follow(Capture(provider="aws", url=aws_source.SPOT_FEED, body=b"{}",
                                      captured_at=dt.datetime(2024, 5, 28, tzinfo=dt.UTC))) == []
+
+
+def test_p5_series_in_the_warehouse_offer_history(tmp_path):
+    from warehouse import db
+    from warehouse.contract import offers_to_table
+
+    con = db.connect(tmp_path / "w.duckdb")
+    db.init_schema(con)
+    for cap in captures_from_p5_series(SERIES):
+        offers = parse_body(cap.body, cap.meta())
+        db.load_partition(con, cap.snapshot_date, "aws", offers_to_table(offers))
+    rows = con.execute(
+        "SELECT price_per_hour, valid_from, valid_to FROM offer_history "
+        "WHERE provider = 'aws' AND sku = 'p5.48xlarge' AND region = 'us-east-1' "
+        "ORDER BY valid_from").fetchall()
+    assert rows == [(98.32, dt.date(2025, 4, 23), dt.date(2025, 6, 4)),
+                    (55.04, dt.date(2025, 6, 5), dt.date(2026, 8, 22))]

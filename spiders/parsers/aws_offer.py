@@ -180,6 +180,14 @@ class _Collector:
         return make_offer(self.meta, sku=kw.pop("sku", attrs["instanceType"]), extra=extra,
                           **common, **kw)
 
+    def _future(self, text: str | None) -> dt.date | None:
+        """effective_from is for announced future prices (DESIGN.md). AWS stamps every term with
+        the date the price took effect (usually the 1st of a past month, re-stamped as files are
+        republished): that stays in extra.effective_date, or the offer identity would change
+        with every publication."""
+        day = _date(text)
+        return day if day is not None and day > self.meta.snapshot_date else None
+
     @staticmethod
     def _price(dim: dict[str, Any]) -> tuple[float, str] | None:
         ppu = dim.get("pricePerUnit") or {}
@@ -208,7 +216,7 @@ class _Collector:
                     continue
                 offer = self._make(
                     sku, attrs, pricing_model="on_demand", price_per_hour=price[0],
-                    currency=price[1], effective_from=_date(term.get("effectiveDate")),
+                    currency=price[1], effective_from=self._future(term.get("effectiveDate")),
                     billing_increment_s=BILLING_INCREMENT_S, min_billing_s=MIN_BILLING_S,
                     extra={"rate_code": dim.get("rateCode"),
                            "effective_date": term.get("effectiveDate")},
@@ -246,7 +254,7 @@ class _Collector:
             offer = self._make(
                 sku, attrs, pricing_model="reserved", price_per_hour=round(effective, 6),
                 currency=currency, commitment_months=TERM_MONTHS[length],
-                effective_from=_date(term.get("effectiveDate")),
+                effective_from=self._future(term.get("effectiveDate")),
                 sku=f"{attrs['instanceType']} {klass} {option}".strip(),
                 extra={"purchase_option": option, "offering_class": klass,
                        "upfront_fee": upfront, "hourly_fee": hourly,
