@@ -340,6 +340,12 @@ def backfill(
                       f"{added} archived, {skipped} already there")
 
 
+# Operations: review and release rows the quality gates quarantined.
+from flows.ops_cli import register as register_ops  # noqa: E402  (needs `app` above)
+
+register_ops(app)
+
+
 def main() -> None:
     app()
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from flows import alerts, gates
 from flows.config import Settings
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
@@ -40,10 +42,21 @@ class DayResult:
     captures: int = 0
     errors: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)
+    moves: list[gates.Move] = field(default_factory=list)  # price changes vs previous snapshot
+    quarantine_reasons: dict[str, int] = field(default_factory=dict)  # reason kind -> rows
+    no_band: list[str] = field(default_factory=list)  # GPU models too new for the band gate
+    degraded: str | None = None  # why the gates marked the provider degraded
+    stale_since: dt.date | None = None  # a failed provider's last good snapshot still served
 
     @property
     def message(self) -> str:
         return "; ".join(self.errors)
+
+    @property
+    def stale_days(self) -> int | None:
+        if self.stale_since is None:
+            return None
+        return ((self.snapshot_date or dt.datetime.now(dt.UTC).date()) - self.stale_since).days
 
 
 @dataclass
@@ -76,49 +89,124 @@ def parse_archive(path: Path, provider: str) -> Parsed:
     return Parsed(offers=offers, errors=errors, captures=len(used))
 
 
-def check(offers: list[Offer]) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+def check(offers: list[Offer], ref: gates.Reference | None = None
+          ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
     """Split offers into loadable ones and quarantined ones with their reason."""
-    good: list[Offer] = []
-    bad: list[tuple[Offer, str]] = []
-    seen: set[tuple] = set()
-    for o in offers:
-        if o.gpu_model is None:
-            bad.append((o, f"unmapped GPU wording {o.extra.get('gpu_wording', o.sku)!r}"))
-            continue
-        key = (o.sku, o.region, o.pricing_model, o.commitment_months, o.effective_from,
-               o.source_url, o.extra.get("variant"))
-        if key in seen:
-            bad.append((o, "duplicate of another row from the same page"))
-            continue
-        seen.add(key)
-        good.append(o)
-    return good, bad
+    out = gates.run_gates(offers, ref)
+    return out.good, out.bad
 
 
 def quarantine_table(rows: list[tuple[Offer, str]]) -> pa.Table:
-    table = offers_to_table([o for o, _ in rows]) if rows else None
-    if table is None:
-        return None
-    return table.append_column("reason", pa.array([r for _, r in rows], pa.string()))
+    """Quarantined offers with their reason. Built from plain rows (not OFFER_SCHEMA) because a
+    row held back by the schema gate may break it (a missing GPU model, a bad price)."""
+    data = []
+    for o, r in rows:
+        row = o.as_row() | {"reason": r}
+        try:
+            pa.Table.from_pylist([row], schema=lake.QUARANTINE_SCHEMA)
+        except (pa.ArrowException, TypeError, ValueError):
+            # A value of the wrong type cannot sit in its column: keep it in the reason instead.
+            bad = {k: v for k, v in row.items() if k not in ("reason", "extra")}
+            row = {k: (v if isinstance(v, str) or v is None else None) for k, v in row.items()}
+            row["reason"] = f"{r} (raw values: {bad!r})"
+        data.append(row)
+    return lake.conform_quarantine(pa.Table.from_pylist(data, schema=lake.QUARANTINE_SCHEMA))
+
+
+RELEASES_FILE = "released.jsonl"
+
+
+def releases_path(settings: Settings) -> Path:
+    return settings.lake_root / lake.QUARANTINE_AREA / RELEASES_FILE
+
+
+def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
+    """(identity, price) pairs a reviewer released for this provider-day."""
+    path = releases_path(settings)
+    if not path.exists():
+        return set()
+    out = set()
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash: the release is redone by rerunning it
+        if rec.get("provider") == provider and rec.get("date") == day.isoformat():
+            ident = tuple(dt.date.fromisoformat(v) if i == 5 and v else v
+                          for i, v in enumerate(rec["identity"]))
+            out.add((ident, round(float(rec["price_per_hour"]), 6)))
+    return out
+
+
+_REF_COLUMNS = ["sku", "region", "gpu_model", "pricing_model", "commitment_months",
+                "effective_from", "currency", "extra", "price_per_hour", "price_per_gpu_hour"]
+
+
+def reference(settings: Settings, provider: str, day: dt.date) -> gates.Reference:
+    """What the gates compare a provider-day against, from the lake's earlier good partitions:
+    the provider's last snapshot inside the move window, and every provider's last snapshot
+    inside the band window."""
+    ref = gates.Reference(released=_released(settings, provider, day))
+    latest: dict[str, tuple[dt.date, Path]] = {}
+    for d, p, path in lake.list_partitions(settings.lake_root):
+        if d < day and (day - d).days <= gates.BAND_WINDOW_DAYS:
+            latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
+    for p, (d, path) in latest.items():
+        try:
+            table = pq.read_table(path, columns=_REF_COLUMNS)
+        except Exception:  # an unreadable old partition must not stop today's run
+            continue
+        rows = table.to_pylist()
+        for row in rows:
+            if row["gpu_model"] and row["price_per_gpu_hour"]:
+                key = (row["gpu_model"], row["currency"], row["pricing_model"])
+                ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
+        if p == provider and (day - d).days <= gates.MOVE_WINDOW_DAYS:
+            ref.prev_date, ref.prev_rows = d, len(rows)
+            for row in rows:
+                ident = gates.identity_from_row(row)
+                price = row["price_per_hour"]
+                lo, hi = ref.prev_prices.get(ident, (price, price))
+                ref.prev_prices[ident] = (min(lo, price), max(hi, price))
+    return ref
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -> DayResult:
-    """Check parsed offers and write the lake partition (and quarantine) for one day."""
+    """Gate parsed offers and write the lake partition (and quarantine) for one day."""
     res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures)
     res.errors = [str(e) for e in parsed.errors]
-    good, bad = check(parsed.offers)
+    out = gates.run_gates(parsed.offers, reference(settings, provider, day))
+    good, bad = out.good, out.bad
     res.quarantined = len(bad)
-    res.unmapped = sorted({o.extra.get("gpu_wording", o.sku) for o, r in bad
-                           if r.startswith("unmapped")})
+    res.unmapped = out.unmapped
+    res.moves = out.moves
+    res.no_band = out.no_band
+    for _, reason in bad:
+        kind = reason.split(":", 1)[0].split(" ", 1)[0]
+        res.quarantine_reasons[kind] = res.quarantine_reasons.get(kind, 0) + 1
+    try:
+        # Quarantine first: if the offers write then fails, the held-back rows are still kept.
+        qpath = lake.partition_path(settings.lake_root, day, provider, lake.QUARANTINE_AREA)
+        if bad or qpath.exists():  # a rerun that quarantines nothing clears the old quarantine
+            lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
+        if good:
+            lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
+    except OSError as exc:
+        # Atomic writes: the lake holds the previous partition or none, never half of one.
+        res.status = "failed"
+        res.errors.append(f"{provider}: could not write the lake partition for {day}: "
+                          f"{exc.strerror or exc}")
+        return res
     if not good:
         res.status = "failed"
         if not res.errors:
-            res.errors.append(f"{provider}: no loadable offers for {day}")
+            res.errors.append(f"{provider}: no loadable offers for {day}"
+                              + (f" ({len(bad)} rows quarantined)" if bad else ""))
         return res
-    lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
-    if bad:
-        lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
     res.rows = len(good)
+    res.degraded = out.degraded
+    if out.degraded:
+        res.errors.append(f"{provider}: degraded: {out.degraded}")
     res.status = "degraded" if res.errors else "ok"
     return res
 
@@ -142,24 +230,42 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     return results
 
 
-def load(settings: Settings, results: list[DayResult], run_id: str) -> None:
+def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
     """Load the good days into DuckDB (one transaction per provider-day) and record every
     provider-day in `runs`, failures included. A failed day loads nothing: the provider's last
-    good snapshot stays its latest."""
+    good snapshot stays its latest (marked stale with its age). Writes the run summary to
+    <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a webhook is set, and returns
+    the summary's path."""
+    started = dt.datetime.now(dt.UTC)
     con = db.connect(settings.db_path)
     try:
         db.init_schema(con)
         for r in results:
             if r.status != "failed" and r.snapshot_date is not None:
-                table = lake.read_partition(settings.lake_root, r.snapshot_date, r.provider)
-                db.load_partition(con, r.snapshot_date, r.provider, table)
+                try:
+                    table = lake.read_partition(settings.lake_root, r.snapshot_date, r.provider)
+                    db.load_partition(con, r.snapshot_date, r.provider, table)
+                except Exception as exc:  # one transaction: nothing of this day was loaded
+                    r.status = "failed"
+                    r.errors.append(f"{r.provider}: loading {r.snapshot_date} into the "
+                                    f"warehouse failed: {alerts.redact(str(exc))}")
+            message = None
+            if r.status == "failed":
+                row = con.execute("SELECT max(snapshot_date) FROM offers WHERE provider = ?",
+                                  [r.provider]).fetchone()
+                r.stale_since = row[0] if row else None
+                if r.stale_since is not None:
+                    message = (f"stale: serving the {r.stale_since} snapshot "
+                               f"({r.stale_days} days old)")
             db.record_run(
                 con, run_id=run_id, provider=r.provider, snapshot_date=r.snapshot_date,
                 status=r.status, rows=r.rows, quarantined=r.quarantined,
-                error=r.message or None,
+                error=alerts.redact(r.message) or None, message=message,
+                started_at=started, finished_at=dt.datetime.now(dt.UTC),
             )
     finally:
         con.close()
+    return alerts.finish_run(settings, run_id, results)
 
 
 def crawl_live(settings: Settings, provider: str, timeout_s: int = CRAWL_TIMEOUT_S) -> dict:

@@ -1,0 +1,232 @@
+"""The run summary (Markdown, one file per run) and webhook alerts (Slack-compatible JSON).
+
+Every run writes <data_dir>/runs/<run_id>.md: providers, rows, failures (a failed provider keeps
+serving its last good snapshot, shown as stale with its age), quarantined rows by reason,
+degraded providers, unmapped GPU names and the largest price moves.
+
+When GPUPRICES_WEBHOOK_URL is set, failures, degraded providers and price moves of at least
+GPUPRICES_ALERT_MOVE_PCT percent (default 20) are POSTed as {"text": ..., "blocks": [...]}.
+The webhook URL is a credential (Slack's carries its token in the path): it and every value of
+an environment variable named like a key, token, secret or password are removed from anything we
+write or print (`redact`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flows import gates
+
+if TYPE_CHECKING:
+    from flows.config import Settings
+    from flows.pipeline import DayResult
+
+WEBHOOK_ENV = "GPUPRICES_WEBHOOK_URL"
+MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
+DEFAULT_MOVE_PCT = 20.0
+WEBHOOK_TIMEOUT_S = 10
+# Slack rejects a section text over 3000 characters and a message over 50 blocks.
+_BLOCK_CHARS = 2900
+_MAX_BLOCKS = 45
+
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|WEBHOOK)", re.IGNORECASE)
+_SECRET_PARAM = re.compile(
+    r"(?i)\b((?:api_?key|key|token|access_token|signature|sig|password)=)[^&\s\"']+")
+
+
+def _secrets() -> list[str]:
+    vals = [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 6]
+    url = os.environ.get(WEBHOOK_ENV, "")
+    if url:
+        # Also the path alone (an error may quote it without the host).
+        path = url.split("://", 1)[-1].partition("/")[2]
+        vals += [url, "/" + path] if len(path) >= 6 else [url]
+    return sorted(set(vals), key=len, reverse=True)
+
+
+def redact(text: str | None) -> str:
+    """`text` without the webhook URL, secret environment values or secret URL parameters."""
+    if not text:
+        return text or ""
+    for s in _secrets():
+        text = text.replace(s, "***")
+    return _SECRET_PARAM.sub(r"\1***", text)
+
+
+def md_cell(text: object) -> str:
+    """Provider text made safe inside a Markdown table cell: no row breaks, no column breaks,
+    no raw HTML."""
+    s = redact(str(text))
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return " ".join(s.split())
+
+
+def move_threshold_pct() -> float:
+    try:
+        return float(os.environ.get(MOVE_PCT_ENV, DEFAULT_MOVE_PCT))
+    except ValueError:
+        return DEFAULT_MOVE_PCT
+
+
+def _status(r: DayResult) -> str:
+    if r.status == "failed" and r.stale_since is not None:
+        return f"stale (failed; serving {r.stale_since}, {r.stale_days} days old)"
+    return r.status
+
+
+def _moves(results: Iterable[DayResult]) -> list[tuple[str, gates.Move]]:
+    return [(r.provider, m) for r in results for m in r.moves]
+
+
+def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) -> str:
+    """The run summary as Markdown."""
+    now = dt.datetime.now(dt.UTC)
+    lines = [f"# gpuprices run {md_cell(run_id)}", "",
+             f"Written {now:%Y-%m-%d %H:%M:%SZ}.", ""]
+    failed = [r for r in results if r.status == "failed"]
+    degraded = [r for r in results if r.status == "degraded"]
+    total_q = sum(r.quarantined for r in results)
+    lines += [f"**{len(results)} provider-days: {sum(r.rows for r in results)} rows loaded, "
+              f"{len(failed)} failed, {len(degraded)} degraded, {total_q} rows quarantined.**",
+              "", "## Providers", "",
+              "| provider | snapshot | status | rows | quarantined | captures | problem |",
+              "|---|---|---|---:|---:|---:|---|"]
+    for r in results:
+        problem = r.errors[0] + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "") \
+            if r.errors else ""
+        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date or '-'} | "
+                     f"{md_cell(_status(r))} | {r.rows} | {r.quarantined} | {r.captures} | "
+                     f"{md_cell(problem)} |")
+    if failed:
+        lines += ["", "## Failures", ""]
+        for r in failed:
+            stale = (f" Still serving its {r.stale_since} snapshot ({r.stale_days} days old)."
+                     if r.stale_since else " No earlier snapshot to serve.")
+            lines.append(f"- **{md_cell(r.provider)}** {r.snapshot_date or ''}:{stale}")
+            lines += [f"  - {md_cell(e)}" for e in r.errors]
+    if degraded:
+        lines += ["", "## Degraded", ""]
+        for r in degraded:
+            lines.append(f"- **{md_cell(r.provider)}** {r.snapshot_date}: "
+                         + md_cell(r.degraded or r.message))
+    quarantined = [r for r in results if r.quarantined]
+    if quarantined:
+        lines += ["", "## Quarantined rows", "",
+                  "Review with `gpuprices quarantine list --date D`; load reviewed rows with "
+                  "`gpuprices quarantine release --date D --provider P [--reason-like TEXT]`.", "",
+                  "| provider | snapshot | rows | reasons |", "|---|---|---:|---|"]
+        for r in quarantined:
+            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items()))
+            lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {r.quarantined} | "
+                         f"{md_cell(reasons)} |")
+    unmapped = [(r, n) for r in results for n in r.unmapped]
+    if unmapped:
+        lines += ["", "## Unmapped GPU names", ""]
+        lines += [f"- {md_cell(r.provider)}: {md_cell(n)}" for r, n in unmapped]
+    moves = _moves(results)
+    lines += ["", "## Largest price moves", ""]
+    if moves:
+        lines += ["| provider | offer | old | new | change | since |",
+                  "|---|---|---:|---:|---:|---|"]
+        top = gates.largest_moves([m for _, m in moves], n_moves)
+        owner = {id(m): p for p, m in moves}
+        for m in top:
+            lines.append(f"| {md_cell(owner[id(m)])} | {md_cell(gates.identity_text(m.ident))} "
+                         f"| {m.old:g} | {m.new:g} {md_cell(m.currency)} | {m.pct:+.1f} % "
+                         f"| {m.old_date} |")
+    else:
+        lines.append("No price changed against a previous snapshot inside the "
+                     f"{gates.MOVE_WINDOW_DAYS}-day window.")
+    no_band: dict[str, set[str]] = {}
+    for r in results:
+        no_band.setdefault(r.provider, set()).update(r.no_band)
+    if any(no_band.values()):
+        lines += ["", "## Not checked against a price band", "",
+                  f"Fewer than {gates.BAND_MIN_REFERENCE} recent reference prices (first "
+                  "snapshots of a GPU model): the move and schema gates still applied.", ""]
+        lines += [f"- {md_cell(p)}: {md_cell(', '.join(sorted(v)))}"
+                  for p, v in no_band.items() if v]
+    return "\n".join(lines) + "\n"
+
+
+def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | None = None
+                  ) -> dict | None:
+    """The Slack-compatible webhook JSON, or None when there is nothing to alert on."""
+    threshold = move_threshold_pct() if threshold_pct is None else threshold_pct
+    sections: list[str] = []
+    for r in results:
+        if r.status == "failed":
+            stale = (f" (stale: serving {r.stale_since}, {r.stale_days} days old)"
+                     if r.stale_since else "")
+            sections.append(f"*FAILED* {r.provider} {r.snapshot_date or ''}{stale}: "
+                            + redact(r.message))
+    for r in results:
+        if r.status == "degraded" and r.degraded:
+            sections.append(f"*DEGRADED* {r.provider} {r.snapshot_date}: {r.degraded}")
+    big = [(p, m) for p, m in _moves(results) if abs(m.pct) >= threshold]
+    big.sort(key=lambda pm: -abs(pm[1].pct))
+    for p, m in big:
+        sections.append(f"*MOVE* {p} {m.describe()}")
+    if not sections:
+        return None
+    head = (f"gpuprices run {run_id}: {sum(r.status == 'failed' for r in results)} failed, "
+            f"{sum(r.status == 'degraded' for r in results)} degraded, {len(big)} price moves "
+            f">= {threshold:g} %")
+    shown = sections[:_MAX_BLOCKS]
+    if len(sections) > len(shown):
+        shown.append(f"... and {len(sections) - len(shown)} more (see the run summary)")
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]
+    blocks += [{"type": "section", "text": {"type": "mrkdwn", "text": redact(s)[:_BLOCK_CHARS]}}
+               for s in shown]
+    return {"text": head, "blocks": blocks}
+
+
+def post_webhook(url: str, payload: dict, timeout: float = WEBHOOK_TIMEOUT_S) -> str | None:
+    """POST the payload. Returns None on success, else an error text without the URL."""
+    req = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (configured URL)
+            if not 200 <= resp.status < 300:
+                return f"webhook answered HTTP {resp.status}"
+    except urllib.error.HTTPError as exc:
+        return f"webhook answered HTTP {exc.code}"
+    except Exception as exc:  # unreachable, timeout, bad scheme: say what, never where
+        reason = getattr(exc, "reason", exc)
+        return redact(f"webhook post failed: {type(exc).__name__}: {reason}").replace(url, "***")
+    return None
+
+
+def finish_run(settings: Settings, run_id: str, results: list[DayResult]) -> Path:
+    """Write the run summary, post the alerts if a webhook is set, print the summary's path."""
+    text = render_summary(run_id, results)
+    url = os.environ.get(WEBHOOK_ENV, "").strip()
+    if url:
+        payload = alert_payload(run_id, results)
+        if payload is None:
+            text += "\nWebhook: nothing to alert on.\n"
+        else:
+            problem = post_webhook(url, payload)
+            if problem:
+                print(f"alert not delivered: {problem}", file=sys.stderr)
+                text += f"\nWebhook: NOT delivered ({md_cell(problem)}).\n"
+            else:
+                text += f"\nWebhook: {len(payload['blocks']) - 1} alerts posted.\n"
+    settings.runs_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
+    path = settings.runs_dir / f"{run_id}.md"
+    tmp = path.with_name(f".{path.name}.part")
+    tmp.write_text(redact(text))
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+    print(f"run summary: {path}")
+    return path

@@ -1,0 +1,235 @@
+"""Quality gates between parse and load: pure functions over offers and a reference built from
+earlier good data. Nothing here reads files; flows/pipeline.py builds the `Reference` from the
+lake and writes what the gates quarantine.
+
+The gates, in order, for each parsed offer:
+
+1. schema and types: known provider and pricing model, a non-empty SKU, a finite positive price
+   and GPU count, a three-letter currency, `price_per_gpu_hour` = `price_per_hour / gpu_count`;
+2. unmapped GPU wording (gpu_model None): quarantined and listed, never guessed;
+3. duplicates of another row of the same page;
+4. plausible per-GPU band: `price_per_gpu_hour` must lie within a factor BAND_FACTOR (20) of the
+   median per-GPU price of the same GPU model, currency and pricing model across every
+   provider's last good snapshot (at most BAND_WINDOW_DAYS old). Per pricing model because spot
+   and committed prices sit far below on-demand ones by design. Why this rule and not a
+   list-price table: the reference moves with the market and needs no hand-kept constants; a
+   factor 20 leaves room for real spreads (an 8x spread between clouds for one H100, deep spot
+   discounts in some regions) and still catches unit errors (cents read as dollars = x100, a
+   monthly price read as hourly = x730).
+   With fewer than BAND_MIN_REFERENCE reference prices the band is not applied (said in the
+   run summary): the first night of a new GPU model has nothing to compare with;
+5. day-over-day move: against the same offer identity's price in the provider's last good
+   snapshot taken at most MOVE_WINDOW_DAYS before; a move beyond MOVE_FACTOR (3x) either way is
+   quarantined. The window keeps a replay of years of history from comparing snapshots months
+   apart, where genuine moves (AWS p5.48xlarge 98.32 -> 55.04 in June 2025) are expected.
+
+Per provider-day, a row count below half the last good snapshot's (inside the same window)
+marks the provider degraded: it still loads, and the run summary and webhook say so.
+Rows released by a reviewer (`gpuprices quarantine release`) are exempt from gates 4 and 5 for
+that date, provider, identity and price, so a reparse does not quarantine them again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from warehouse.contract import PRICING_MODELS, PROVIDERS, Offer
+
+MOVE_FACTOR = 3.0
+MOVE_WINDOW_DAYS = 7
+BAND_FACTOR = 20.0
+BAND_WINDOW_DAYS = 365
+BAND_MIN_REFERENCE = 3
+DROP_RATIO = 0.5
+
+# The extra keys that tell two offers of one SKU apart (API vs page price, a "from" price, a
+# provider's tier name): offers differing in these are different things, not a price move.
+IDENTITY_EXTRA = ("source", "variant", "price_kind", "provider_term", "tier")
+
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+Identity = tuple
+
+
+def identity(o: Offer) -> Identity:
+    """What makes two rows on two dates 'the same offer' for the move gate."""
+    return _identity(o.sku, o.region, o.gpu_model, o.pricing_model, o.commitment_months,
+                     o.effective_from, o.currency, o.extra)
+
+
+def identity_from_row(row: dict) -> Identity:
+    """The identity of a lake row (a dict of offer columns; `extra` as JSON text)."""
+    extra = row.get("extra")
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            extra = {}
+    return _identity(row["sku"], row.get("region"), row.get("gpu_model"),
+                     row["pricing_model"], row.get("commitment_months"),
+                     row.get("effective_from"), row["currency"],
+                     extra if isinstance(extra, dict) else {})
+
+
+def _identity(sku, region, gpu_model, pricing_model, months, effective_from, currency,
+              extra: dict) -> Identity:
+    return (sku, region, gpu_model, pricing_model, months, effective_from, currency,
+            *(str(extra.get(k)) if extra.get(k) is not None else None for k in IDENTITY_EXTRA))
+
+
+def identity_text(ident: Identity) -> str:
+    sku, region, gpu, pm, months, eff, cur, *rest = ident
+    parts = [str(sku), region or "-", pm + (f" {months}m" if months else "")]
+    if eff:
+        parts.append(f"from {eff}")
+    parts += [str(r) for r in rest if r]
+    return " / ".join(parts)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A price change of one offer identity against its previous snapshot."""
+
+    ident: Identity
+    old: float
+    new: float
+    old_date: dt.date
+    currency: str
+
+    @property
+    def ratio(self) -> float:
+        return self.new / self.old
+
+    @property
+    def pct(self) -> float:
+        return (self.ratio - 1.0) * 100.0
+
+    def describe(self) -> str:
+        return (f"{identity_text(self.ident)}: {self.old:g} -> {self.new:g} {self.currency}/h "
+                f"({self.pct:+.1f} % since {self.old_date})")
+
+
+@dataclass
+class Reference:
+    """Earlier good data the gates compare against."""
+
+    prev_date: dt.date | None = None  # the provider's last good snapshot inside the move window
+    prev_prices: dict[Identity, tuple[float, float]] = field(default_factory=dict)  # min, max
+    prev_rows: int | None = None
+    # (gpu_model, currency, pricing_model) -> per-GPU prices
+    band: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    released: set[tuple[Identity, float]] = field(default_factory=set)
+
+
+@dataclass
+class GateResult:
+    good: list[Offer] = field(default_factory=list)
+    bad: list[tuple[Offer, str]] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+    degraded: str | None = None
+    no_band: list[str] = field(default_factory=list)  # GPU models the band could not check
+
+
+def schema_problem(o: Offer) -> str | None:
+    """Why a row breaks the offer contract, or None."""
+    if o.provider not in PROVIDERS:
+        return f"unknown provider {o.provider!r}"
+    if o.pricing_model not in PRICING_MODELS:
+        return f"unknown pricing_model {o.pricing_model!r}"
+    if not isinstance(o.sku, str) or not o.sku.strip():
+        return "empty sku"
+    if not isinstance(o.snapshot_date, dt.date) or isinstance(o.snapshot_date, dt.datetime):
+        return f"snapshot_date {o.snapshot_date!r} is not a date"
+    for name in ("price_per_hour", "price_per_gpu_hour", "gpu_count"):
+        v = getattr(o, name)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            return f"{name} {v!r} is not a number"
+        if v <= 0:
+            return f"{name} {v!r} is not positive"
+    if not isinstance(o.currency, str) or not _CURRENCY.match(o.currency):
+        return f"currency {o.currency!r} is not an ISO code"
+    if not math.isclose(o.price_per_gpu_hour, o.price_per_hour / o.gpu_count, rel_tol=1e-6):
+        return (f"price_per_gpu_hour {o.price_per_gpu_hour} is not price_per_hour / gpu_count "
+                f"({o.price_per_hour} / {o.gpu_count})")
+    if not isinstance(o.extra, dict):
+        return "extra is not an object"
+    return None
+
+
+def band_key(o: Offer) -> tuple[str, str, str]:
+    return (o.gpu_model, o.currency, o.pricing_model)
+
+
+def band_for(ref: Reference, o: Offer) -> tuple[float, float] | None:
+    prices = ref.band.get(band_key(o))
+    if not prices or len(prices) < BAND_MIN_REFERENCE:
+        return None
+    mid = statistics.median(prices)
+    return mid / BAND_FACTOR, mid * BAND_FACTOR
+
+
+def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResult:
+    """Split one provider-day's parsed offers into loadable rows and quarantined rows (with
+    their reason), collect price moves against the previous snapshot and decide whether the
+    provider is degraded."""
+    ref = ref or Reference()
+    out = GateResult()
+    seen: set[tuple] = set()
+    no_band: set[str] = set()
+    for o in offers:
+        problem = schema_problem(o)
+        if problem:
+            out.bad.append((o, f"schema: {problem}"))
+            continue
+        if o.gpu_model is None:
+            wording = o.extra.get("gpu_wording", o.sku)
+            out.bad.append((o, f"unmapped GPU wording {wording!r}"))
+            continue
+        key = (o.sku, o.region, o.pricing_model, o.commitment_months, o.effective_from,
+               o.source_url, o.extra.get("variant"))
+        if key in seen:
+            out.bad.append((o, "duplicate of another row from the same page"))
+            continue
+        seen.add(key)
+        ident = identity(o)
+        released = (ident, round(o.price_per_hour, 6)) in ref.released
+        band = band_for(ref, o)
+        if band is None:
+            no_band.add(f"{o.gpu_model} {o.pricing_model} ({o.currency})")
+        elif not released and not band[0] <= o.price_per_gpu_hour <= band[1]:
+            n_ref = len(ref.band[band_key(o)])
+            out.bad.append((o, (
+                f"band: {o.price_per_gpu_hour:g} {o.currency}/GPU-h outside "
+                f"{band[0]:.4g}..{band[1]:.4g} (median of {n_ref} recent {o.gpu_model} "
+                f"{o.pricing_model} prices x/÷ {BAND_FACTOR:g})")))
+            continue
+        prev = ref.prev_prices.get(ident)
+        if prev is not None and ref.prev_date is not None:
+            lo, hi = prev
+            old = hi if o.price_per_hour > hi else lo if o.price_per_hour < lo else None
+            if old is not None:
+                move = Move(ident, old, o.price_per_hour, ref.prev_date, o.currency)
+                out.moves.append(move)
+                if not released and (move.ratio > MOVE_FACTOR or move.ratio < 1 / MOVE_FACTOR):
+                    out.bad.append((o, f"move: {move.describe()} is beyond {MOVE_FACTOR:g}x"))
+                    continue
+        out.good.append(o)
+    out.unmapped = sorted({str(o.extra.get("gpu_wording", o.sku)) for o, r in out.bad
+                           if r.startswith("unmapped")})
+    out.no_band = sorted(no_band)
+    if ref.prev_rows and len(out.good) < ref.prev_rows * DROP_RATIO:
+        out.degraded = (f"row count dropped to {len(out.good)} from {ref.prev_rows} on "
+                        f"{ref.prev_date} (more than {DROP_RATIO:.0%} fewer)")
+    return out
+
+
+def largest_moves(moves: Iterable[Move], n: int = 10) -> list[Move]:
+    """The n largest moves by size either way (a halving ranks with a doubling)."""
+    return sorted(moves, key=lambda m: -abs(math.log(m.ratio)))[:n]

@@ -1,0 +1,188 @@
+"""Quality gates before load, on real captures: moves, bands, row-count drops, schema checks,
+quarantine and its release."""
+
+import dataclasses
+import datetime as dt
+import json
+import math
+
+import duckdb
+import pytest
+
+from flows import gates, ops_cli, pipeline
+from flows.config import Settings
+from spiders.archive import Capture
+from spiders.history_aws import captures_from_p5_series
+from spiders.history_gcp import captures_from_gcp_history
+from spiders.parsers import parse_body
+from tests.conftest import FIXTURES
+from warehouse import lake
+
+RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
+P5 = FIXTURES / "raw" / "aws" / (
+    "amorton45_p5.48xlarge_us-east-1_ondemand_daily_2025-04_2026-08.csv")
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(data_dir=tmp_path / "data", archive_root=tmp_path / "snap").ensure()
+
+
+def runpod_api(day: dt.date, body: bytes | None = None) -> pipeline.Parsed:
+    cap = Capture(provider="runpod", url="https://api.runpod.io/graphql", method="POST",
+                  body=body if body is not None else RUNPOD_API.read_bytes(),
+                  captured_at=dt.datetime.combine(day, dt.time(2), dt.UTC))
+    return pipeline.Parsed(offers=parse_body(cap.body, cap.meta()), errors=[], captures=1)
+
+
+def edited_api(change) -> bytes:
+    """The real API answer with `change(gpu_types)` applied."""
+    doc = json.loads(RUNPOD_API.read_bytes())
+    change(doc["data"]["gpuTypes"])
+    return json.dumps(doc).encode()
+
+
+def gpu_type(types, gid):
+    return next(t for t in types if t["id"] == gid)
+
+
+def scaled(offers, factor):
+    return [dataclasses.replace(o, price_per_hour=o.price_per_hour * factor,
+                                price_per_gpu_hour=o.price_per_gpu_hour * factor)
+            for o in offers]
+
+
+def q(settings, sql, *params):
+    con = duckdb.connect(str(settings.db_path), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
+
+
+D1 = dt.date(2026, 9, 29)
+D2 = D1 + dt.timedelta(days=1)
+
+
+def test_a_move_beyond_3x_is_quarantined_and_a_smaller_one_loads(settings):
+    pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
+
+    def change(types):
+        gpu_type(types, "NVIDIA B200")["securePrice"] = 6.79 * 4  # x4: quarantined
+        gpu_type(types, "NVIDIA A40")["securePrice"] = 0.49 * 2  # x2: a real-looking move
+
+    res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, edited_api(change)))
+    pipeline.load(settings, [res], "r2")
+    assert res.status == "ok" and res.quarantine_reasons.get("move") == 1
+    quarantined = lake.read_quarantine(settings.lake_root, D2, "runpod").to_pylist()
+    (moved,) = [r for r in quarantined if r["reason"].startswith("move")]
+    assert moved["gpu_model"] == "B200-180GB" and moved["price_per_hour"] == pytest.approx(27.16)
+    assert "6.79 -> 27.16" in moved["reason"] and "beyond 3x" in moved["reason"]
+    assert q(settings, "select count(*) from offers where price_per_hour > 27") == [(0,)]
+    a40 = [m for m in res.moves if m.ident[2] == "A40-48GB" and m.ident[3] == "on_demand"]
+    assert [(m.old, m.new) for m in a40] == [(0.49, 0.98)]
+    assert q(settings, "select price_per_hour from offers where gpu_model = 'A40-48GB' "
+                       "and pricing_model = 'on_demand'") == [(0.98,)]
+
+
+def test_the_move_gate_only_looks_back_a_bounded_window(settings):
+    """A snapshot months older is no 'previous night': long-gap moves load."""
+    pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
+    later = D1 + dt.timedelta(days=gates.MOVE_WINDOW_DAYS + 1)
+    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+    res = pipeline.store_day(settings, "runpod", later, runpod_api(later, body))
+    assert "move" not in res.quarantine_reasons and res.moves == []
+
+
+def test_real_aws_p5_price_cut_of_june_2025_loads(settings):
+    caps = {c.snapshot_date: c for c in captures_from_p5_series(P5)}
+    results = []
+    for day in (dt.date(2025, 6, 4), dt.date(2025, 6, 5)):
+        cap = caps[day]
+        parsed = pipeline.Parsed(parse_body(cap.body, cap.meta()), [], 1)
+        results.append(pipeline.store_day(settings, "aws", day, parsed))
+    pipeline.load(settings, results, "p5")
+    assert [r.status for r in results] == ["ok", "ok"] and results[1].quarantined == 0
+    (move,) = results[1].moves
+    assert (move.old, move.new) == (98.32, 55.04) and round(move.pct, 1) == -44.0
+    assert q(settings, "select price_per_hour from latest_offers where provider = 'aws'") == [
+        (55.04,)]
+
+
+@pytest.fixture(scope="module")
+def gcp_days():
+    caps = {c.snapshot_date: c for c in captures_from_gcp_history(FIXTURES / "history" / "gcp")}
+    return {d: parse_body(c.body, c.meta()) for d, c in caps.items()
+            if d in (dt.date(2026, 1, 22), dt.date(2026, 7, 30))}
+
+
+@pytest.mark.parametrize("factor", [100, 1 / 100, 730])
+def test_the_band_catches_unit_errors_on_real_gcp_history(settings, gcp_days, factor):
+    old, new = dt.date(2026, 1, 22), dt.date(2026, 7, 30)  # 189 days: outside the move window
+    pipeline.store_day(settings, "gcp", old, pipeline.Parsed(gcp_days[old], [], 1))
+    ref = pipeline.reference(settings, "gcp", new)
+    assert ref.prev_date is None and ref.band  # no move gate, a band from the older night
+    # The real next snapshot passes the band...
+    genuine = gates.run_gates(gcp_days[new], ref)
+    assert not [r for _, r in genuine.bad if r.startswith("band")]
+    # ...and the same prices in the wrong unit do not.
+    wrong = gates.run_gates(scaled(gcp_days[new], factor), ref)
+    checked = [o for o in wrong.good + [o for o, _ in wrong.bad]
+               if gates.band_for(ref, o) is not None]
+    assert len(checked) > 1000
+    banded = {id(o) for o, r in wrong.bad if r.startswith("band")}
+    assert all(id(o) in banded for o in checked)
+    for o in wrong.good:  # what still loads is only what the band could not judge
+        assert gates.band_for(ref, o) is None
+
+
+def test_a_halved_row_count_marks_the_provider_degraded_but_loads(settings):
+    pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
+    body = edited_api(lambda types: types.__delitem__(slice(0, len(types) * 2 // 3)))
+    res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
+    assert res.status == "degraded" and res.rows > 0
+    assert "row count dropped" in res.degraded and str(D1) in res.degraded
+    assert lake.partition_path(settings.lake_root, D2, "runpod").exists()
+
+
+def test_schema_gate_quarantines_broken_rows(settings):
+    offers = runpod_api(D1).offers
+    first = offers[0]
+    broken = [
+        dataclasses.replace(first, price_per_hour=math.nan, price_per_gpu_hour=math.nan),
+        dataclasses.replace(first, sku="x1", price_per_hour=-1.0, price_per_gpu_hour=-1.0),
+        dataclasses.replace(first, sku="x2", currency="dollars"),
+        dataclasses.replace(first, sku="x3", price_per_gpu_hour=first.price_per_hour * 9),
+        dataclasses.replace(first, sku="x4", pricing_model="cheap"),
+    ]
+    out = gates.run_gates(broken)
+    assert out.good == [] and len(out.bad) == 5
+    assert all(r.startswith("schema:") for _, r in out.bad)
+    res = pipeline.store_day(settings, "runpod", D1,
+                             pipeline.Parsed(offers[1:] + broken, [], 1))
+    assert res.quarantine_reasons["schema"] == 5
+    held = lake.read_quarantine(settings.lake_root, D1, "runpod")
+    assert held.num_rows == res.quarantined
+    loaded = lake.read_partition(settings.lake_root, D1, "runpod")
+    assert set(loaded.column("sku").to_pylist()).isdisjoint({"x1", "x2", "x3", "x4"})
+
+
+def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
+    pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
+    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+    res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
+    pipeline.load(settings, [res], "r")
+    n_unmapped = res.quarantine_reasons["unmapped"]
+    with pytest.raises(lake.ContractError, match="no GPU model"):
+        ops_cli.release_rows(settings, D2, "runpod", None)  # unmapped rows cannot be offers
+    released, left = ops_cli.release_rows(settings, D2, "runpod", "move")
+    assert (released, left) == (1, n_unmapped)
+    sql = "select count(*) from offers where gpu_model = 'B200-180GB' and price_per_hour = 27.16"
+    assert q(settings, sql) == [(1,)]
+    # A rerun of the same release finds nothing left to move: no duplicate.
+    assert ops_cli.release_rows(settings, D2, "runpod", "move") == (0, n_unmapped)
+    # A reparse of that day lets the reviewed row through instead of quarantining it again.
+    again = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
+    pipeline.load(settings, [again], "r3")
+    assert "move" not in again.quarantine_reasons
+    assert q(settings, sql) == [(1,)]
