@@ -237,3 +237,17 @@ def test_identity_variant_keeps_two_sources_apart(tmp_path):
                           "ORDER BY 1").fetchall()
     assert history == [("api", 2), ("page", 1)]
     con.close()
+
+
+def test_documented_example_queries_run(con):
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "warehouse.md").read_text()
+    statements = [
+        s for block in re.findall(r"```sql\n(.*?)```", doc, re.S)
+        for s in block.split(";") if s.strip()
+    ]
+    assert len(statements) >= 6
+    for sql in statements:
+        con.execute(sql).fetchall()
