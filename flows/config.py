@@ -58,5 +58,8 @@ def prefect_env(settings: Settings) -> dict[str, str]:
         "PREFECT_HOME": str(settings.prefect_home),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "DO_NOT_TRACK": "1",
+        # The temporary API server takes 15-25 s to start on 2 busy cores; the default wait
+        # (20 s) fails runs on a loaded machine.
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
         "PREFECT_LOGGING_LEVEL": os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING"),
     }
