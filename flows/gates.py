@@ -85,7 +85,7 @@ def _identity(sku, region, gpu_model, pricing_model, months, effective_from, cur
 
 def identity_text(ident: Identity) -> str:
     sku, region, gpu, pm, months, eff, cur, *rest = ident
-    parts = [str(sku), region or "-", pm + (f" {months}m" if months else "")]
+    parts = [str(sku), region or "-", f"{pm}" + (f" {months}m" if months else "")]
     if eff:
         parts.append(f"from {eff}")
     parts += [str(r) for r in rest if r]

@@ -1,0 +1,156 @@
+"""Run summary and webhook alerts: a local HTTP server stands in for Slack; the webhook URL (a
+credential) never shows up in what we write or print."""
+
+import datetime as dt
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from flows import alerts, gates, pipeline
+from flows.config import Settings
+from spiders.archive import Capture, append_captures
+from tests.conftest import FIXTURES
+from tests.test_cli import gp
+
+TOKEN = "T0SECRET/B0SECRET/xoxbS3cr3tT0k3n"
+RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
+
+
+class Hook(BaseHTTPRequestHandler):
+    posts: list = []
+    status = 200
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        Hook.posts.append((self.path, self.headers.get("Content-Type"), json.loads(body)))
+        self.send_response(Hook.status)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+
+@pytest.fixture
+def hook():
+    Hook.posts, Hook.status = [], 200
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}/services/{TOKEN}"
+    srv.shutdown()
+
+
+@pytest.fixture
+def eventful_archive(runpod_archive):
+    """The real Runpod captures plus two later nights: the API answer with B200 30 % dearer
+    (a move to alert on) and a page that holds no prices (a failure)."""
+    doc = json.loads(RUNPOD_API.read_bytes())
+    b200 = next(t for t in doc["data"]["gpuTypes"] if t["id"] == "NVIDIA B200")
+    b200["securePrice"] = round(b200["securePrice"] * 1.3, 2)
+    append_captures(runpod_archive, [
+        Capture(provider="runpod", url="https://api.runpod.io/graphql", method="POST",
+                body=json.dumps(doc).encode(),
+                captured_at=dt.datetime(2026, 9, 30, 2, tzinfo=dt.UTC)),
+        Capture(provider="runpod", url="https://www.runpod.io/pricing",
+                body=b"<html><body><p>Talk | to us.</p></body></html>",
+                captured_at=dt.datetime(2026, 11, 1, 2, tzinfo=dt.UTC)),
+    ])
+    return runpod_archive
+
+
+def _args(tmp_path, archive):
+    return ["--data-dir", tmp_path / "data", "--archive", archive]
+
+
+def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
+        tmp_path, eventful_archive, hook):
+    env = {alerts.WEBHOOK_ENV: hook, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    r = gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive),
+           env=env)
+    assert r.returncode == 1  # the night without prices failed
+    (summary,) = (tmp_path / "data" / "runs").glob("*.md")
+    assert f"run summary: {summary}" in r.stdout
+    text = summary.read_text()
+    for part in ("## Providers", "| runpod | 2026-09-30 | ok |", "## Failures",
+                 "## Quarantined rows", "## Unmapped GPU names", "## Largest price moves",
+                 "Webhook: 2 alerts posted."):
+        assert part in text, part
+    # The failed night: stale, still serving its last good snapshot, with its age.
+    assert "| runpod | 2026-11-01 | stale (failed; serving 2026-09-30, 32 days old) |" in text
+    assert "B200" in text and "+30.0 %" in text
+    ((path, ctype, payload),) = Hook.posts
+    assert path == f"/services/{TOKEN}" and ctype == "application/json"
+    assert set(payload) == {"text", "blocks"} and "1 failed" in payload["text"]
+    texts = [b["text"]["text"] for b in payload["blocks"]]
+    assert all(b["type"] == "section" for b in payload["blocks"])
+    stale = "*FAILED* runpod 2026-11-01 (stale: serving 2026-09-30"
+    assert any(t.startswith(stale) for t in texts)
+    assert any(t.startswith("*MOVE* runpod NVIDIA B200") and "+30.0 %" in t for t in texts)
+    for where in (r.stdout, r.stderr, text, json.dumps(payload)):
+        assert "S3cr3t" not in where and "SECRET" not in where
+
+
+def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, hook):
+    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "50", "no_proxy": "127.0.0.1",
+           "NO_PROXY": "127.0.0.1"}
+    gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive), env=env)
+    ((_, _, payload),) = Hook.posts
+    assert not [b for b in payload["blocks"] if b["text"]["text"].startswith("*MOVE*")]
+
+
+@pytest.mark.parametrize("where", ["http-500", "unreachable"])
+def test_a_failed_webhook_is_reported_without_its_url(tmp_path, runpod_archive, hook, where):
+    if where == "http-500":
+        Hook.status, url = 500, hook
+    else:
+        url = f"http://127.0.0.1:9/services/{TOKEN}"
+    env = {alerts.WEBHOOK_ENV: url, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    append_captures(runpod_archive, [Capture(
+        provider="runpod", url="https://www.runpod.io/pricing", body=b"",
+        captured_at=dt.datetime(2026, 11, 1, 2, tzinfo=dt.UTC))])
+    r = gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, runpod_archive), env=env)
+    assert "alert not delivered: webhook" in r.stderr
+    assert ("HTTP 500" in r.stderr) == (where == "http-500")
+    (summary,) = (tmp_path / "data" / "runs").glob("*.md")
+    text = summary.read_text()
+    assert "Webhook: NOT delivered" in text
+    for out in (r.stdout, r.stderr, text):
+        assert "SECRET" not in out and "S3cr3t" not in out and "127.0.0.1:9" not in out
+
+
+def test_summary_cells_cannot_break_the_table_or_carry_html(tmp_path):
+    settings = Settings(data_dir=tmp_path / "d", archive_root=tmp_path / "s").ensure()
+    bad = pipeline.DayResult(provider="lambda", snapshot_date=dt.date(2026, 1, 9),
+                             status="failed",
+                             errors=["lambda: x: cell | break\nnew row <script>alert(1)</script>"])
+    bad.unmapped = ["GPU | with\npipe"]
+    path = alerts.finish_run(settings, "t1", [bad])
+    text = path.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| lambda |"))
+    assert row.count(" | ") == 6  # seven cells, the pipe inside the error escaped
+    assert "cell \\| break new row &lt;script&gt;" in row and "<script>" not in text
+    assert "- lambda: GPU \\| with pipe" in text
+
+
+def test_redact_removes_secret_environment_values_and_url_keys(monkeypatch):
+    monkeypatch.setenv("GCP_API_KEY", "AIzaVerySecret123")
+    monkeypatch.setenv(alerts.WEBHOOK_ENV, f"https://hooks.example/services/{TOKEN}")
+    text = ("GET https://x/skus?key=AIzaVerySecret123&pageSize=5000 via "
+            f"https://hooks.example/services/{TOKEN} and /services/{TOKEN} token=abc123")
+    out = alerts.redact(text)
+    assert "AIzaVerySecret123" not in out and TOKEN not in out and "abc123" not in out
+    assert "pageSize=5000" in out
+
+
+def test_no_webhook_no_payload_when_nothing_happened():
+    ok = pipeline.DayResult(provider="crusoe", snapshot_date=dt.date(2026, 10, 4), rows=6)
+    assert alerts.alert_payload("r", [ok], threshold_pct=20) is None
+    ident = ("8xH100", "us-east", "H100-SXM-80GB", "on_demand", None, None, "USD") + (None,) * 5
+    small = gates.Move(ident, 1.0, 1.1, dt.date(2026, 10, 3), "USD")
+    ok.moves = [small]
+    assert alerts.alert_payload("r", [ok], threshold_pct=20) is None
+    ok.moves = [gates.Move(small.ident, 1.0, 1.25, small.old_date, "USD")]
+    assert "*MOVE*" in json.dumps(alerts.alert_payload("r", [ok], threshold_pct=20))
