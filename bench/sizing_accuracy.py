@@ -21,6 +21,11 @@ Row -> workload rules (each from the row's own source):
 * PEFT README rows: models loaded in the default fp32 dtype (the PEFT example scripts pass no
   torch_dtype), batch 8 (PEFT twitter_complaints examples); sequence "short": 64 tokens is an
   ASSUMPTION (tweets + label), stated here and in the output. CPU-offload rows are excluded.
+* Axolotl examples/llama-2 rows: the example configs (axolotl-ai-cloud/axolotl
+  examples/llama-2/qlora.yml @013495e1: sequence_len 4096, micro_batch_size 2, lora_r 32 on
+  all linear layers, dropout 0.05, gradient checkpointing, flash attention, paged AdamW with
+  32-bit states); framework hf (Axolotl trains with transformers + PEFT). The LoRA example loads
+  the base in 8 bits (load_in_8bit: true, LLM.int8), which is not a modeled method: excluded.
 * Architectures: models.csv when the model is there, else inferred from params_b by the
   workload rule (T5, BLOOM, MPT families).
 """
@@ -89,6 +94,15 @@ def row_to_workload(r: dict[str, str]) -> tuple[dict | None, str]:
     else:
         d["params_b"] = float(r["params_b"])
     prec = r["precision"].lower()
+    if "Axolotl" in src:
+        if method != "qlora":
+            return None, "Axolotl LoRA example loads the base in 8 bits (not modeled)"
+        d.update(framework="hf", precision="bf16-true", seq_len=4096, micro_batch=2,
+                 lora_rank=32, lora_targets="all", grad_checkpointing=True, gpus=1,
+                 sharding="none", optimizer="adamw")
+        gpu = _gpu(r["gpu_model"])
+        d["gpu"] = gpu
+        return d, ""
     if "litgpt" in src.lower() or "LitGPT" in src:
         d.update(framework="litgpt", lora_rank=8, lora_targets="qv")
     elif "PEFT" in src:

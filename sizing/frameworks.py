@@ -26,6 +26,8 @@ class FrameworkProfile:
     fsdp_note: str
     # Checkpointed layer inputs are offloaded to CPU RAM (not on the GPU).
     offload_checkpoints: bool = False
+    # QLoRA: the parameters left unquantized (embeddings, norms, lm_head) are upcast to fp32.
+    kbit_fp32_unquantized: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -46,6 +48,10 @@ PROFILES: dict[str, FrameworkProfile] = {
         quantize_lm_head=False,
         fsdp_full_weight_copy=False,
         fsdp_note="FSDP/ZeRO-3: 1/n of weights + two all-gathered layer units (prefetch)",
+        # The HF QLoRA recipe (QLoRA repo, TRL, Axolotl) calls PEFT's
+        # prepare_model_for_kbit_training, which casts every non-quantized parameter to fp32
+        # "for stability" (peft/utils/other.py).
+        kbit_fp32_unquantized=True,
     ),
     "litgpt": FrameworkProfile(
         name="litgpt",

@@ -151,11 +151,13 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         quantized = linear + (a.lm_head_params if prof.quantize_lm_head else 0)
         quantized = min(quantized, params)
         rest = params - quantized
-        weights = quantized * qbytes + rest * 2.0
+        rest_bytes = 4.0 if prof.kbit_fp32_unquantized else 2.0
+        weights = quantized * qbytes + rest * rest_bytes
         notes.append(f"weights: {quantized / 1e9:.2f}B params NF4 at {qbytes:.4f} B/param "
                      f"({'double-quant' if w.double_quant else 'fp32 absmax'}) + "
                      f"{rest / 1e9:.2f}B unquantized (embeddings/norms"
-                     f"{'' if prof.quantize_lm_head else '/lm_head'}) at 2 B")
+                     f"{'' if prof.quantize_lm_head else '/lm_head'}) at {rest_bytes:g} B"
+                     f"{' (prepare_model_for_kbit_training upcasts)' if rest_bytes == 4 else ''}")
     else:
         weights = params * pbytes
         notes.append(f"weights: {params / 1e9:.2f}B params x {pbytes:g} B ({w.precision})")
