@@ -196,11 +196,21 @@ def evaluate(path: Path = CSV) -> dict:
             per_node = min(n, 8)
             t = estimate_throughput(w, g, gpus_per_node=per_node, nodes=max(1, n // per_node))
             measured = float(r["tokens_per_sec"])
+            hfu_m = re.search(r"HFU (\d+(?:\.\d+)?)%", r["other_timing"])
             tps.append(dict(label=label, measured=measured, est=t.tokens_per_s_per_gpu,
-                            err=_pct(t.tokens_per_s_per_gpu, measured),
-                            rule_est=None))
+                            err=_pct(t.tokens_per_s_per_gpu, measured), gpu=d["gpu"],
+                            hfu_used=t.hfu,
+                            hfu_measured=float(hfu_m.group(1)) / 100 if hfu_m else None))
         if not (has_mem or has_tps or is_oom):
             skipped.append((r["model"], r["method"], "no memory or tokens/s figure (MFU only)"))
+    # Leave-one-out: the HFU defaults are medians of these same rows, so also score each row
+    # with the median HFU of the OTHER rows on its GPU (the estimate is linear in HFU).
+    for t in tps:
+        others = [o["hfu_measured"] for o in tps
+                  if o is not t and o["gpu"] == t["gpu"] and o["hfu_measured"]]
+        if others:
+            t["est_loo"] = t["est"] * statistics.median(others) / t["hfu_used"]
+            t["err_loo"] = _pct(t["est_loo"], t["measured"])
     return dict(mem=mem, tps=tps, oom=oom, skipped=skipped, rows=len(rows))
 
 
@@ -219,6 +229,8 @@ def summary(res: dict) -> dict:
         tps_rows=len(tps),
         tps_median=statistics.median(t["err"] for t in tps) if tps else float("nan"),
         tps_within25=within([t["err"] for t in tps]),
+        tps_loo_median=statistics.median(t["err_loo"] for t in tps if "err_loo" in t)
+        if tps else float("nan"),
         oom_rows=len(oom),
         oom_caught=sum(o["predicted_oom"] for o in oom),
         rule_oom_caught=sum(o["rule_oom"] for o in oom),
@@ -242,6 +254,8 @@ def main() -> None:
           f"{s['rule_oom_caught']:>11}/{s['oom_rows']:<2}")
     print(f"{'tokens/s median |error| %':34}{s['tps_median']:>12.1f}{'n/a':>14}")
     print(f"{'tokens/s within +-25% (share %)':34}{s['tps_within25']:>12.0f}{'n/a':>14}")
+    print(f"{'tokens/s median, leave-one-out':34}{s['tps_loo_median']:>12.1f}{'n/a':>14}"
+          "  (HFU default from the other rows only)")
     print("(buyers' rules: QLoRA 0.75 GB/B params; LoRA 2 B/param +20%; full 16 B/param; "
           "8-bit Adam 12 B/param; divided by GPUs when sharded; they give no tokens/s)")
     print(f"(PEFT rows: sequence length {PEFT_SEQ_ASSUMED} tokens is an assumption)")
