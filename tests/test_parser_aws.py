@@ -195,9 +195,11 @@ def test_unknown_gpu_family_in_offer_file_is_quarantined():
 
 
 def test_offer_csv_variant():
-    """The CSV shape (5 preamble rows, header, one row per price dimension), written from the
-    real p4d slice's values."""
+    """The CSV shape (5 preamble rows, header, one row per price dimension, a Reserved term as
+    two rows Hrs + Quantity), written from the real p4d and us-east-2 slices' values; the
+    us-east-2 fee term is replayed as a Reserved term of p4d."""
     data = json.loads(P4D.read_bytes())
+    use2 = json.loads(USE2.read_bytes())
     out = io.StringIO()
     w = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
     w.writerow(["FormatVersion", "v1.0"])
@@ -213,18 +215,42 @@ def test_offer_csv_variant():
     w.writerow(["SKU", "OfferTermCode", "RateCode", "TermType", "PriceDescription",
                 "EffectiveDate", "Unit", "PricePerUnit", "Currency", "LeaseContractLength",
                 "PurchaseOption", "OfferingClass", *cols])
-    for sku, terms in data["terms"]["OnDemand"].items():
-        attrs = data["products"][sku]["attributes"]
+
+    def rows(doc, sku, terms, term_type, sku_as=None):
+        attrs = doc["products"][sku]["attributes"]
         for term in terms.values():
+            ta = term.get("termAttributes") or {}
             for dim in term["priceDimensions"].values():
-                w.writerow([sku, term["offerTermCode"], dim["rateCode"], "OnDemand",
-                            dim["description"], term["effectiveDate"][:10], dim["unit"],
-                            dim["pricePerUnit"]["USD"], "USD", "", "", "",
-                            *[attrs[a] for a in cols.values()]])
+                currency, price = next(iter(dim["pricePerUnit"].items()))
+                w.writerow([sku_as or sku, term["offerTermCode"], dim["rateCode"], term_type,
+                            dim["description"], term["effectiveDate"][:10], dim["unit"], price,
+                            currency, ta.get("LeaseContractLength", ""),
+                            ta.get("PurchaseOption", ""), ta.get("OfferingClass", ""),
+                            *[attrs.get(a, "") for a in cols.values()]])
+
+    for doc in (use2, data):
+        for sku, terms in doc["terms"]["OnDemand"].items():
+            if doc["products"][sku]["productFamily"] == "Compute Instance":
+                rows(doc, sku, terms, "OnDemand")
+    fee = json.loads(json.dumps(use2["terms"]["OnDemand"]["8D49XP354UEYTHGM"]))
+    term = next(iter(fee.values()))
+    term["termAttributes"]["PurchaseOption"] = "Partial Upfront"
+    term["priceDimensions"]["R.H"] = {"unit": "Hrs", "rateCode": "R.H", "description": "hourly",
+                                      "pricePerUnit": {"USD": "10.0000000000"}}
+    rows(data, "H7NGEAC6UEHNTKSJ", fee, "Reserved")
     body = out.getvalue().encode()
-    offers = parse(body, meta(OFFER_URL.format("us-east-1").replace(".json", ".csv")))
-    assert [(o.sku, o.price_per_hour, o.gpu_count) for o in offers] == [
-        ("p4d.24xlarge", pytest.approx(32.7726), 8.0)]
+    stats = Counter()
+    offers = parse_offer_csv(body, meta(OFFER_URL.format("us-east-1").replace(".json", ".csv")),
+                             stats)
+    assert parse(body, meta("https://x/index.csv"))  # dispatched by its preamble
+    assert sorted((o.sku, o.pricing_model, round(o.price_per_hour, 4), o.gpu_count)
+                  for o in offers) == [
+        ("p4d.24xlarge", "on_demand", 32.7726, 8.0),
+        ("p4d.24xlarge convertible Partial Upfront", "reserved",
+         round(1161 / (3 * 8760) + 10.0, 4), 8.0)]
+    # p3.8xlarge Windows BYOL and the Capacity Block product seen and skipped; m5.large ignored
+    assert stats["skipped_os"] == 1 and stats["skipped_capacity_block"] == 1
+    assert stats["gpu_products"] == 3
     with pytest.raises(ParseError):
         parse_offer_csv(body[: len(body) - 40], meta("https://x/index.csv"))
 

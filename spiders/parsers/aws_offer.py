@@ -463,6 +463,7 @@ def iter_offer_csv(lines: Iterable[str], meta: CaptureMeta,
     if missing:
         raise ParseError(meta.provider, meta.url, f"CSV offer file lacks columns {missing}")
     i_type = idx["Instance Type"]
+    i_gpu = idx.get("GPU")
     reserved: dict[tuple[str, str], dict[str, Any]] = {}
     seen_skus: set[str] = set()
     for row in reader:
@@ -473,12 +474,12 @@ def iter_offer_csv(lines: Iterable[str], meta: CaptureMeta,
             continue
         sku = row[idx["SKU"]]
         if sku not in seen_skus:
-            attrs = {a: row[idx[c]] for c, a in _CSV_ATTRS.items() if c in idx and row[idx[c]]}
-            if _gpu_product(attrs):
-                seen_skus.add(sku)
-                col.add_product(sku, {"attributes": attrs})
-            else:
+            # cheap test first: most rows of a region file are not GPU instances
+            if not is_gpu_type(itype) and not (_num(row[i_gpu]) if i_gpu is not None else 0):
                 continue
+            attrs = {a: row[idx[c]] for c, a in _CSV_ATTRS.items() if c in idx and row[idx[c]]}
+            seen_skus.add(sku)
+            col.add_product(sku, {"attributes": attrs})
         if sku not in col.products:
             continue
         term_code = row[idx["OfferTermCode"]]
