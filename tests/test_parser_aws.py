@@ -433,3 +433,24 @@ def test_p5_series_in_the_warehouse_offer_history(tmp_path):
         "ORDER BY valid_from").fetchall()
     assert rows == [(98.32, dt.date(2025, 4, 23), dt.date(2025, 6, 4)),
                     (55.04, dt.date(2025, 6, 5), dt.date(2026, 8, 22))]
+
+
+@pytest.mark.parametrize("chunk", [3, 7, 64, 65, 1000])
+def test_offer_file_markers_split_across_chunks(monkeypatch, chunk):
+    """Key markers ("terms", "OnDemand", "Reserved") falling across read boundaries: the real
+    p4d slice with the us-east-2 fee term as a Reserved term, read in tiny chunks."""
+    from spiders.parsers import aws_offer
+
+    data = json.loads(P4D.read_bytes())
+    data["terms"]["Reserved"] = {
+        "H7NGEAC6UEHNTKSJ": json.loads(USE2.read_bytes())["terms"]["OnDemand"]["8D49XP354UEYTHGM"]}
+    body = json.dumps(data, indent=1).encode()
+    expected = [(o.sku, o.pricing_model, o.price_per_hour)
+                for o in parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))]
+    assert len(expected) == 2
+    monkeypatch.setattr(aws_offer, "CHUNK", chunk)
+    got = [(o.sku, o.pricing_model, o.price_per_hour)
+           for o in parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))]
+    assert got == expected
+    with pytest.raises(ParseError, match="truncated"):
+        parse_offer_json(body[: len(body) * 3 // 4], meta(OFFER_URL.format("us-east-1")))
