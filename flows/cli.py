@@ -340,10 +340,12 @@ def backfill(
                       f"{added} archived, {skipped} already there")
 
 
-# Operations: review and release rows the quality gates quarantined.
+# Commands defined beside the code they drive: operations (quarantine review) and sizing.
 from flows.ops_cli import register as register_ops  # noqa: E402  (needs `app` above)
+from flows.sizing_cli import register as register_sizing  # noqa: E402
 
 register_ops(app)
+register_sizing(app)
 
 
 def main() -> None:
