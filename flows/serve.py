@@ -1,0 +1,95 @@
+"""Two scheduled Prefect deployments, served from this process (`gpuprices serve`):
+
+- `gpuprices-scheduled-nightly/nightly`: the nightly crawl of every provider (default 02:00
+  UTC), then today's ECB rates into the archive and fx_rates;
+- `gpuprices-scheduled-weekly/weekly`: the weekly report (default Monday 06:00 UTC).
+
+Each deployment runs at most one flow run at a time (a deployment concurrency limit of 1; a run
+due while the previous one is still going is cancelled rather than queued behind it, so a slow
+night never snowballs). Parameters are plain strings so the deployments can also be started
+from the Prefect UI or `prefect deployment run`.
+
+Import this module only after Prefect's environment is set (flows.config.prefect_env).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, serve
+from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
+from prefect.deployments.runner import RunnerDeployment
+from prefect.schedules import Cron
+
+from flows.config import Settings, settings_from
+from flows.report_cli import NIGHTLY_CRON, WEEKLY_CRON, refresh_fx
+from warehouse.contract import PROVIDERS
+
+TIMEZONE = "UTC"
+ONE_AT_A_TIME = ConcurrencyLimitConfig(
+    limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW)
+
+
+@flow(name="gpuprices-scheduled-nightly", log_prints=False)
+def scheduled_nightly(data_dir: str, archive_root: str, providers: list[str] | None = None
+                      ) -> dict[str, str]:
+    """The nightly flow under the run lock of its data folder, then the ECB rates. Fails (so the
+    UI shows red) when a provider failed; the others are loaded all the same."""
+    from flows.cli import run_lock
+    from flows.nightly import nightly_flow
+
+    settings = settings_from(data_dir, archive_root).ensure()
+    with run_lock(settings):
+        results = nightly_flow(settings, list(providers or PROVIDERS), None)
+        refresh_fx(settings, fetch=True)
+    status = {r.provider: r.status for r in results}
+    failed = sorted(p for p, s in status.items() if s == "failed")
+    if failed:
+        raise RuntimeError(f"providers failed tonight: {', '.join(failed)}")
+    return status
+
+
+@flow(name="gpuprices-scheduled-weekly", log_prints=False)
+def scheduled_weekly(data_dir: str, archive_root: str, currency: str = "EUR",
+                     workloads_file: str | None = None) -> str:
+    from flows.weekly import weekly_flow
+
+    settings = settings_from(data_dir, archive_root).ensure()
+    html = weekly_flow(settings, None, currency,
+                       Path(workloads_file) if workloads_file else None, fetch_fx=True)
+    return str(html)
+
+
+def build_deployments(settings: Settings, nightly_cron: str = NIGHTLY_CRON,
+                      weekly_cron: str = WEEKLY_CRON, currency: str = "EUR",
+                      workloads: Path | None = None,
+                      work_pool_name: str | None = None) -> list[RunnerDeployment]:
+    """The two deployments (not yet registered: `serve_deployments` does that)."""
+    common = dict(work_pool_name=work_pool_name) if work_pool_name else {}
+    nightly = scheduled_nightly.to_deployment(
+        name="nightly",
+        schedules=[Cron(nightly_cron, timezone=TIMEZONE)],
+        concurrency_limit=ONE_AT_A_TIME,
+        parameters={"data_dir": str(settings.data_dir),
+                    "archive_root": str(settings.archive_root)},
+        description="Crawl, parse, check and load every provider; then the ECB rates.",
+        tags=["gpuprices", "nightly"],
+        **common,
+    )
+    weekly = scheduled_weekly.to_deployment(
+        name="weekly",
+        schedules=[Cron(weekly_cron, timezone=TIMEZONE)],
+        concurrency_limit=ONE_AT_A_TIME,
+        parameters={"data_dir": str(settings.data_dir),
+                    "archive_root": str(settings.archive_root), "currency": currency,
+                    "workloads_file": str(workloads) if workloads else None},
+        description="The weekly procurement report (HTML, Markdown, CSV).",
+        tags=["gpuprices", "weekly"],
+        **common,
+    )
+    return [nightly, weekly]
+
+
+def serve_deployments(deployments: list[RunnerDeployment]) -> None:  # pragma: no cover
+    """Register the deployments with the Prefect API and run their flows here until stopped."""
+    serve(*deployments)

@@ -1,0 +1,300 @@
+"""The weekly report on a warehouse built from real captures (Runpod pages and API, GCP and Azure
+history series, ECB rates): values, escaping, files, the CLI command, and the HTML as rendered
+by headless Chromium."""
+
+import csv
+import datetime as dt
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from flows import pipeline
+from flows.config import Settings
+from flows.report_cli import make_report, refresh_fx, register
+from sizing import report
+from sizing.workload import load_workloads
+from spiders.archive import append_captures
+from spiders.history_azure import captures_from_azure_history
+from spiders.history_gcp import captures_from_gcp_history
+from spiders.importer import import_capture, parse_timestamp
+from tests.conftest import FIXTURES, ROOT, manifest_rows
+from warehouse import db
+from warehouse.contract import CaptureMeta, make_offer, offers_to_table
+
+CHROMIUM = "/usr/bin/chromium"
+WORKLOADS = ROOT / "sizing" / "workloads.toml"
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory) -> Settings:
+    base = tmp_path_factory.mktemp("report")
+    s = Settings(base / "data", base / "snapshots").ensure()
+    for r in manifest_rows():
+        if r["provider"] in ("runpod", "ecb"):
+            import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
+                           parse_timestamp(r["captured_at"]), method=r["method"],
+                           origin=r["origin"])
+    append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
+    append_captures(s.archive_root,
+                    captures_from_azure_history(FIXTURES / "history" / "azure"))
+    results = []
+    for p in ("runpod", "gcp", "azure"):
+        results += pipeline.reparse(s, p)
+    assert all(r.status == "ok" for r in results)
+    pipeline.load(s, results, "20261005T020000-testrun")
+    n, problems = refresh_fx(s)
+    assert (n, problems) == (221702, [])
+    return s
+
+
+@pytest.fixture
+def con(settings):
+    # Closed after each test: DuckDB refuses a read-write connection (the CLI's FX refresh) to
+    # a file this process holds open read-only.
+    c = db.connect(settings.db_path, read_only=True)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def rep(settings):
+    c = db.connect(settings.db_path, read_only=True)
+    try:
+        return report.build_report(c, None, "EUR", load_workloads(WORKLOADS),
+                                   now=dt.datetime(2026, 10, 5, 6, tzinfo=dt.UTC))
+    finally:
+        c.close()
+
+
+def test_weeks():
+    assert report.iso_week(dt.date(2026, 9, 29)) == "2026-W40"
+    assert report.week_bounds("2026-W40") == (dt.date(2026, 9, 28), dt.date(2026, 10, 4))
+    assert report.week_bounds("2026-w01") == (dt.date(2025, 12, 29), dt.date(2026, 1, 4))
+    with pytest.raises(ValueError, match="YYYY-Www"):
+        report.week_bounds("2026-40")
+
+
+def test_default_week_is_latest_with_data(rep):
+    # The newest snapshot is Runpod's GraphQL answer of 2026-09-29.
+    assert rep.week == "2026-W40"
+    assert (rep.start, rep.end) == (dt.date(2026, 9, 28), dt.date(2026, 10, 4))
+
+
+def test_prices_now_converted_at_their_snapshot_rate(rep):
+    h100 = next(r for r in rep.gpu_now.rows if r["gpu_model"] == "H100-SXM-80GB")
+    # Runpod's 2026-09-29 on-demand H100 SXM is 3.49 USD/h; the ECB USD rate of 2026-09-29 is
+    # 1.1355 per euro.
+    assert h100["on_demand_lowest"] == pytest.approx(3.49 / 1.1355)
+    assert h100["on_demand_at"] == "runpod"
+    assert h100["community_lowest"] == pytest.approx(2.69 / 1.1355)
+    assert h100["on_demand_lowest"] <= h100["on_demand_median"]
+    spread = next(r for r in rep.spread.rows if r["gpu_model"] == "H100-SXM-80GB")
+    assert spread["runpod"] == pytest.approx(3.49 / 1.1355)
+    assert spread["n_providers"] == 3 and spread["spread"] > 1
+
+
+def test_usd_report_uses_usd_prices_unchanged(con):
+    rep = report.build_report(con, "2026-W40", "USD", ())
+    h100 = next(r for r in rep.gpu_now.rows if r["gpu_model"] == "H100-SXM-80GB")
+    assert h100["on_demand_lowest"] == pytest.approx(3.49)
+
+
+def test_workload_sections(rep):
+    names = [w["name"] for w in rep.workloads]
+    assert names == [w.name for w in load_workloads(WORKLOADS)]
+    for w in rep.workloads:
+        top = w["top"].rows
+        assert top, w["name"]
+        costs = [r["cost_per_checkpoint"] for r in top]
+        assert costs == sorted(costs)
+        assert all(r["verdict"] == "ok" and r["currency"] == "EUR" for r in top)
+        # best per provider: one row per provider, the provider's best being no better than
+        # the overall best.
+        provs = [r["provider"] for r in w["per_provider"].rows]
+        assert len(provs) == len(set(provs))
+        assert w["per_provider"].rows[0]["cost_per_checkpoint"] == costs[0]
+        assert all(r["reason"] for r in w["nofit"].rows)
+    # A 70B QLoRA needs more than a 24 GB card: the reason says so.
+    nofit = next(w for w in rep.workloads if w["name"] == "qlora-llama3.1-70b")["nofit"].rows
+    l4 = [r for r in nofit if r["gpu_model"] == "L4-24GB" and r["verdict"] == "no_fit"]
+    assert l4 and "does not fit" in l4[0]["reason"] and "24 GB" in l4[0]["reason"]
+    assert len(rep.headline) == len(names)
+
+
+def test_health(rep):
+    h = {r["provider"]: r for r in rep.health.rows}
+    assert h["runpod"]["last_snapshot"] == dt.date(2026, 9, 29)
+    assert h["runpod"]["rows"] == 61 and h["runpod"]["state"] == "ok"
+    assert h["gcp"]["last_snapshot"] == dt.date(2026, 7, 30)
+    assert h["gcp"]["state"] == "stale" and h["gcp"]["age_days"] == 66
+    assert h["lambda"]["state"] == "no data"
+    assert h["ecb (FX)"]["last_snapshot"] == dt.date(2026, 10, 2)
+
+
+def test_failures_this_week_are_counted(settings, tmp_path):
+    """A failed run recorded in the week shows in data health with its error."""
+    c = db.connect(":memory:")
+    db.init_schema(c)
+    c.execute(f"ATTACH '{settings.db_path}' AS src (READ_ONLY)")
+    c.execute("INSERT INTO offers SELECT * FROM src.offers")
+    c.execute("INSERT INTO fx_rates SELECT * FROM src.fx_rates")
+    db.record_run(c, run_id="20261001T020000-abc", provider="runpod", status="failed",
+                  error="runpod: https://api.runpod.io/graphql: HTTP 503",
+                  started_at=dt.datetime(2026, 10, 1, 2, tzinfo=dt.UTC))
+    rep = report.build_report(c, "2026-W40", "EUR", ())
+    runpod = next(r for r in rep.health.rows if r["provider"] == "runpod")
+    assert runpod["failures"] == 1 and runpod["state"] == "failing"
+    assert "HTTP 503" in runpod["last_error"]
+
+
+def test_changes_match_the_views(con):
+    """GCP's 2026-07-30 snapshot (week 31) changed prices against 2026-01-22."""
+    rep = report.build_report(con, "2026-W31", "EUR", ())
+    changes = rep.changes[0].rows
+    expected = con.execute("SELECT count(*) FROM price_changes WHERE new_date BETWEEN "
+                           "DATE '2026-07-27' AND DATE '2026-08-02'").fetchone()[0]
+    assert len(changes) == expected > 0
+    pcts = [abs(r["pct_change"]) for r in changes]
+    assert pcts == sorted(pcts, reverse=True)
+    assert all(r["old_date"] == dt.date(2026, 1, 22) for r in changes if r["provider"] == "gcp")
+    # appeared / disappeared: the identities of 2026-07-30 against 2026-01-22.
+    new_ids = {r[0] for r in con.execute(
+        "SELECT offer_id FROM offer_observations WHERE provider = 'gcp' "
+        "AND snapshot_date = DATE '2026-07-30'").fetchall()}
+    old_ids = {r[0] for r in con.execute(
+        "SELECT offer_id FROM offer_observations WHERE provider = 'gcp' "
+        "AND snapshot_date = DATE '2026-01-22'").fetchall()}
+    appeared = [r for r in rep.changes[1].rows if r["provider"] == "gcp"]
+    gone = [r for r in rep.changes[2].rows if r["provider"] == "gcp"]
+    assert len(appeared) == len(new_ids - old_ids) > 0
+    assert len(gone) == len(old_ids - new_ids)
+
+
+def test_trend_and_history(rep):
+    weeks = sorted({r["week_end"] for r in rep.trend.rows})
+    assert len(rep.trend_ends) == 12 and rep.trend_ends[-1] == dt.date(2026, 10, 4)
+    assert set(weeks) <= set(rep.trend_ends)
+    months = sorted({r["month"] for r in rep.history.rows})
+    # The backfilled GCP series starts in January 2023.
+    assert months[0] == dt.date(2023, 1, 1) and months[-1] == dt.date(2026, 9, 1)
+
+
+def _add_hostile_offer(c, day: dt.date) -> None:
+    meta = CaptureMeta(provider="runpod", url="https://www.runpod.io/pricing",
+                       captured_at=dt.datetime.combine(day, dt.time(12), dt.UTC),
+                       sha256="0" * 64)
+    offers = [make_offer(meta, sku='<script>alert("x")</script>|H100', gpu_model="H100-SXM-80GB",
+                         gpu_count=1, price_per_hour=0.01, pricing_model="on_demand",
+                         currency="USD", extra={"gpu_wording": "<b>H100</b>"})]
+    db.load_partition(c, day, "runpod", offers_to_table(offers))
+
+
+def test_provider_text_is_escaped(settings, tmp_path):
+    c = db.connect(":memory:")
+    db.init_schema(c)
+    c.execute(f"ATTACH '{settings.db_path}' AS src (READ_ONLY)")
+    c.execute("INSERT INTO fx_rates SELECT * FROM src.fx_rates")
+    _add_hostile_offer(c, dt.date(2026, 9, 29))
+    html = report.write_report(c, tmp_path, "2026-W40", "EUR", load_workloads(WORKLOADS))
+    text = html.read_text()
+    assert "<script" not in text
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;|H100" in text
+    md = html.with_name("report.md").read_text()
+    assert "<script" not in md and r"&lt;script&gt;alert(\"x\")" not in md
+    assert r"&lt;script&gt;alert(" in md and r"\|H100" in md
+
+
+def test_files_written(settings):
+    html = make_report(settings, None, "EUR", None)
+    folder = html.parent
+    assert folder == settings.reports_dir / "2026-W40"
+    names = {p.name for p in folder.iterdir()}
+    assert {"report.html", "report.md", "gpu_prices_now.csv", "data_health.csv",
+            "price_changes_week.csv", "gpu_trend_12w.csv",
+            "workload_qlora-llama3.1-70b_top.csv"} <= names
+    assert not [n for n in names if n.endswith(".part")]
+    with (folder / "data_health.csv").open() as fh:
+        rows = {r["provider"]: r for r in csv.DictReader(fh)}
+    assert rows["runpod"]["rows"] == "61"
+    text = html.read_text()
+    # Self-contained: no external script, stylesheet or image.
+    assert not re.search(r"<script|<link|src=\"http|@import", text)
+    md = (folder / "report.md").read_text()
+    assert md.startswith("# GPU prices — week 2026-W40")
+    assert "| GPU |" in md
+
+
+def test_cli_report_command(settings):
+    app = typer.Typer()
+    register(app)
+    r = CliRunner().invoke(app, ["report", "--week", "2026-W39", "--currency", "usd",
+                                 "--data-dir", str(settings.data_dir),
+                                 "--archive", str(settings.archive_root)])
+    assert r.exit_code == 0, r.output
+    assert (settings.reports_dir / "2026-W39" / "report.html").exists()
+    assert "221702 ECB rates" in r.output
+    bad = CliRunner().invoke(app, ["report", "--week", "39",
+                                   "--data-dir", str(settings.data_dir)])
+    assert bad.exit_code == 2
+    nokey = CliRunner().invoke(app, ["report", "--currency", "XYZ",
+                                     "--data-dir", str(settings.data_dir),
+                                     "--archive", str(settings.archive_root)])
+    assert nokey.exit_code == 2 and "no ECB rates for XYZ" in nokey.output
+
+
+def test_chromium_renders_tables_and_charts(settings, tmp_path):
+    html = make_report(settings, "2026-W40", "EUR", None)
+    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking", "--no-first-run", "--disable-sync",
+             "--disable-component-update", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(flags + ["--dump-dom", html.as_uri()], capture_output=True,
+                         text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    out = dom.stdout
+    n_workloads = len(load_workloads(WORKLOADS))
+    # 3 tables per workload + prices now, spread, 4 change tables (the empty ones say
+    # "None.") and data health.
+    assert out.count("<table") >= 3 * n_workloads + 3
+    assert out.count("<svg") == 2
+    assert out.count("<polyline") >= 4
+    assert "Where to rent this week" in out and "Data health" in out
+    shot = tmp_path / "report.png"
+    r = subprocess.run(flags + [f"--screenshot={shot}", "--window-size=1400,3000",
+                                html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert (width, height) == (1400, 3000)
+    assert len(data) > 100_000  # a blank page of that size compresses to a few kB
+
+
+def test_no_data_is_a_clear_error(tmp_path):
+    c = db.connect(":memory:")
+    db.init_schema(c)
+    with pytest.raises(ValueError, match="no offers"):
+        report.build_report(c)
+
+
+def test_weekly_flow_under_prefect(settings, tmp_path):
+    """The Prefect weekly flow end to end (no network: fetch_fx=False)."""
+    import os
+    import sys
+
+    from flows.config import prefect_env
+
+    env = os.environ | prefect_env(Settings(tmp_path, settings.archive_root))
+    code = ("import sys; from pathlib import Path; from flows.config import settings_from;"
+            "from flows.weekly import weekly_flow;"
+            "s = settings_from(sys.argv[1], sys.argv[2]);"
+            "print(weekly_flow(s, '2026-W38', 'EUR', None, fetch_fx=False))")
+    r = subprocess.run([sys.executable, "-c", code, str(settings.data_dir),
+                        str(settings.archive_root)], capture_output=True, text=True,
+                       timeout=300, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert Path(r.stdout.strip().splitlines()[-1]) == (
+        settings.reports_dir / "2026-W38" / "report.html")
