@@ -42,6 +42,8 @@ _ROW_KEY = ("sku", "region", "gpu_model", "pricing_model", "commitment_months",
 
 def register(app: typer.Typer) -> None:
     """Add the `quarantine` command group to the main command line."""
+    # Every gpuprices command writes owner-only files (archive, lake, warehouse, run summaries).
+    pipeline.owner_only_writes()
     app.add_typer(quarantine_app, name="quarantine")
 
 

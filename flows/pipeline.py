@@ -30,6 +30,13 @@ from warehouse.contract import PROVIDERS, Offer, offers_to_table
 CRAWL_TIMEOUT_S = 30 * 60
 
 
+def owner_only_writes() -> None:
+    """Files and folders we create are writable by their owner only (0o644 / 0o755), whatever
+    the caller's umask: the archive and the warehouse are the record of what was seen. Child
+    processes (the crawler) inherit it."""
+    os.umask(os.umask(0o022) | 0o022)
+
+
 @dataclass
 class DayResult:
     """What happened to one provider on one snapshot date."""
@@ -173,6 +180,7 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day."""
+    owner_only_writes()
     res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures)
     res.errors = [str(e) for e in parsed.errors]
     out = gates.run_gates(parsed.offers, reference(settings, provider, day))
@@ -236,6 +244,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
     good snapshot stays its latest (marked stale with its age). Writes the run summary to
     <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a webhook is set, and returns
     the summary's path."""
+    owner_only_writes()
     started = dt.datetime.now(dt.UTC)
     con = db.connect(settings.db_path)
     try:
@@ -270,6 +279,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
 
 def crawl_live(settings: Settings, provider: str, timeout_s: int = CRAWL_TIMEOUT_S) -> dict:
     """Run one provider's spider in its own process and return its summary."""
+    owner_only_writes()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "summary.json"
         cmd = [sys.executable, "-m", "spiders.crawl", "--provider", provider,

@@ -73,6 +73,8 @@ def crawl_settings(use_browser: bool) -> dict[str, Any]:
         "REMOTE_CONTROL_ENABLED": False,
         "USER_AGENT": USER_AGENT,
         "ROBOTSTXT_OBEY": True,
+        # Log each robots.txt decision and list it in the crawl summary.
+        "DOWNLOADER_MIDDLEWARES": {"spiders.robots_log.RobotsDecisionLog": 101},
         "AUTOTHROTTLE_ENABLED": True,
         "AUTOTHROTTLE_START_DELAY": 1.0,
         "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
@@ -188,7 +190,8 @@ class ArchivingSpider(scrapy.Spider):
         spec: RequestSpec = failure.request.meta["spec"]
         value = failure.value
         reason = f"{type(value).__name__}: {value}"
-        if "maxsize" in reason.lower() or "Cancelling download" in reason:
+        if ("maxsize" in reason.lower() or "max size" in reason.lower()
+                or "Cancelling download" in reason):
             reason = f"response larger than the {spec.max_bytes or DEFAULT_MAX_BYTES} byte bound"
         self.summary["errors"].append(
             {"url": self._public_url(spec), "error": redact_text(reason, self._secrets)})

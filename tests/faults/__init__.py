@@ -1,0 +1,1 @@
+"""Fault-injection helpers shared by tests/test_faults.py and bench/faults.py."""
