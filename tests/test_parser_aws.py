@@ -120,7 +120,8 @@ def test_upfront_fee_under_on_demand_is_not_an_offer():
     attrs.update(operatingSystem="Linux", licenseModel="No License required",
                  operation="RunInstances")
     fee_terms = data["terms"]["OnDemand"].pop("8D49XP354UEYTHGM")
-    data["terms"]["OnDemand"]["9ZEEN7WWWQKAG292"].update(fee_terms)
+    data["terms"]["OnDemand"]["9ZEEN7WWWQKAG292"].update(
+        {k.replace("8D49XP354UEYTHGM", "9ZEEN7WWWQKAG292"): v for k, v in fee_terms.items()})
     stats = Counter()
     offers = parse_offer_json(json.dumps(data).encode(), meta(OFFER_URL.format("us-east-2")),
                               stats)
@@ -442,8 +443,9 @@ def test_offer_file_markers_split_across_chunks(monkeypatch, chunk):
     from spiders.parsers import aws_offer
 
     data = json.loads(P4D.read_bytes())
-    data["terms"]["Reserved"] = {
-        "H7NGEAC6UEHNTKSJ": json.loads(USE2.read_bytes())["terms"]["OnDemand"]["8D49XP354UEYTHGM"]}
+    fee = json.loads(USE2.read_bytes())["terms"]["OnDemand"]["8D49XP354UEYTHGM"]
+    data["terms"]["Reserved"] = {"H7NGEAC6UEHNTKSJ": {
+        k.replace("8D49XP354UEYTHGM", "H7NGEAC6UEHNTKSJ"): v for k, v in fee.items()}}
     body = json.dumps(data, indent=1).encode()
     expected = [(o.sku, o.pricing_model, o.price_per_hour)
                 for o in parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))]
@@ -454,3 +456,13 @@ def test_offer_file_markers_split_across_chunks(monkeypatch, chunk):
     assert got == expected
     with pytest.raises(ParseError, match="truncated"):
         parse_offer_json(body[: len(body) * 3 // 4], meta(OFFER_URL.format("us-east-1")))
+
+
+def test_offer_file_terms_entry_of_another_shape_is_loud():
+    """A terms entry whose keys are not "<sku>.<term code>" (the structural scan lost its
+    place): refused, never silently read."""
+    data = json.loads(P4D.read_bytes())
+    entry = data["terms"]["OnDemand"]["H7NGEAC6UEHNTKSJ"]
+    data["terms"]["OnDemand"]["H7NGEAC6UEHNTKSJ"] = {"X" + k: v for k, v in entry.items()}
+    with pytest.raises(ParseError, match="not a set of terms"):
+        parse(json.dumps(data).encode(), meta(OFFER_URL.format("us-east-1")))

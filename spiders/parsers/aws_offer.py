@@ -4,12 +4,15 @@ A region's file is hundreds of MB. Only GPU instance products are kept, and only
 attribute subset; the terms are streamed and matched against them. Products come before terms in
 the file, which is what makes one pass enough.
 
-One pass, not three: the JSON is cut at the byte positions of its `"terms"`, `"OnDemand"` and
-`"Reserved"` keys (found with `bytes.find`, which is cheap) and each piece is read by its own
-ijson `kvitems` (C backend when available, through its fast file interface) with a synthetic
-opening (`{"terms":{`) so that the piece is a valid prefix of a document. A piece that stops at
-a marker ends with ijson's "premature EOF", which is expected there; anywhere else it means the
-file is truncated or malformed.
+One pass over the bytes: the file is cut at the byte positions of its `"terms"`, `"OnDemand"`
+and `"Reserved"` keys (found with `bytes.find`, which is cheap). The products piece is read by
+ijson's `kvitems` (C backend `yajl2_c` when available, through its fast file interface): every
+product is validated, GPU ones are kept. The terms pieces, most of a file's bytes, are walked by
+a structural scan that finds each SKU entry (`"<SKU>" : {` after `{` or `,`) and decodes only the
+entries of kept GPU SKUs with `json.loads`; building every other SKU's terms as objects was half
+the time. The scan is checked: a decoded entry must hold "<sku>.<term code>" keys, and the last
+entry of each section is always decoded and must be followed by the section's closing brace, so
+a file cut anywhere is refused.
 
 Default offer (others skipped, counted in `stats`): Linux, tenancy Shared, preInstalledSw NA,
 capacitystatus Used, unit Hrs. Capacity Block products (marketoption CapacityBlock, operation
@@ -23,6 +26,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -364,6 +368,117 @@ class _Piece:
         return self.stream.read_until(self.keys)
 
 
+_WS = frozenset(b" \t\r\n")
+_SKU_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_DECODER = json.JSONDecoder()
+
+
+def _entry_key(buf: bytes, i: int) -> int:
+    """Index of the opening quote of the key when the `{` at buf[i] opens a SKU entry of a
+    terms section (`"<upper-case letters and digits>" : {` after `{` or `,`), else -1. Inside a
+    SKU entry no other object-valued key qualifies: term and rate codes hold a dot
+    ("H7NG….JRTCKXETXF"), the rest are lower-case words ("priceDimensions", "pricePerUnit",
+    "termAttributes"); "USD"/"CNY" hold strings, not objects."""
+    j = i - 1
+    while j >= 0 and buf[j] in _WS:
+        j -= 1
+    if j < 0 or buf[j] != 0x3A:  # ':'
+        return -1
+    j -= 1
+    while j >= 0 and buf[j] in _WS:
+        j -= 1
+    if j < 1 or buf[j] != 0x22:  # closing quote of the key
+        return -1
+    q = j - 1
+    while q >= 0 and j - q <= 64 and buf[q] in _SKU_CHARS:
+        q -= 1
+    if q < 0 or q == j - 1 or buf[q] != 0x22:
+        return -1
+    k = q - 1
+    while k >= 0 and buf[k] in _WS:
+        k -= 1
+    return q if k >= 0 and buf[k] in b"{," else -1
+
+
+def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, Any],
+                handle) -> Iterator[Offer]:
+    """The SKU entries of one terms section, read from the stream up to the next marker.
+
+    Only entries of kept (default GPU) SKUs are decoded; the others are stepped over by a
+    structural scan, which is what makes the terms (most of a file's bytes) cheap. The last
+    entry of the section is always decoded and must be followed by the section's closing brace,
+    so a file cut anywhere in its terms is refused."""
+    buf = b""
+    pos = 0  # where the search for the next "{" resumes in buf
+    cur_open = -1  # the "{" of the current (not yet complete) entry in buf
+    cur_key = b""
+    while True:
+        data = stream.read_until(_TERM_KEYS)
+        if not data:
+            break
+        buf += data
+        while True:
+            i = buf.find(b"{", pos)
+            if i < 0:
+                pos = len(buf)
+                break
+            pos = i + 1
+            q = _entry_key(buf, i)
+            if q < 0:
+                continue
+            if cur_open >= 0:
+                yield from _finish_entry(buf[cur_open:q], cur_key, keep, handle, meta, name)
+            cur_open, cur_key = i, buf[q + 1:buf.index(b'"', q + 1)]
+        # keep only the open entry (or, before the first entry, a tail for the look-back)
+        drop = cur_open if cur_open >= 0 else max(len(buf) - _OVERLAP, 0)
+        buf, pos = buf[drop:], pos - drop
+        if cur_open >= 0:
+            cur_open = 0
+    if cur_open < 0:
+        return  # an empty section
+    try:
+        text = buf.decode("utf-8")
+        value, end = _DECODER.raw_decode(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ParseError(meta.provider, meta.url,
+                         f"offer file truncated or malformed in terms.{name} ({exc})") from exc
+    rest = text[end:]
+    closing = rest.count("}") - rest.count("{")
+    final = stream.marker is None
+    if not rest.lstrip().startswith("}") or (final and closing < 3):
+        raise ParseError(meta.provider, meta.url,
+                         f"offer file truncated in terms.{name} (section not closed)")
+    key = cur_key.decode()
+    if key in keep:
+        _check_entry(key, value, meta, name)
+        yield from handle(key, value)
+
+
+def _check_entry(sku: str, value: Any, meta: CaptureMeta, name: str) -> None:
+    """A decoded SKU entry holds terms keyed "<sku>.<term code>": anything else means the scan
+    lost its place (a layout change), which must be loud."""
+    if not isinstance(value, dict) or not all(k.startswith(sku + ".") for k in value):
+        raise ParseError(meta.provider, meta.url,
+                         f"offer file terms.{name}: entry {sku} is not a set of terms")
+
+
+def _finish_entry(entry: bytes, key: bytes, keep: dict[str, Any], handle, meta: CaptureMeta,
+                  name: str) -> Iterator[Offer]:
+    sku = key.decode()
+    if sku not in keep:
+        return
+    entry = entry.rstrip()
+    if entry.endswith(b","):
+        entry = entry[:-1]
+    try:
+        value = json.loads(entry)
+    except ValueError as exc:
+        raise ParseError(meta.provider, meta.url,
+                         f"offer file malformed in terms.{name} at SKU {sku} ({exc})") from exc
+    _check_entry(sku, value, meta, name)
+    yield from handle(sku, value)
+
+
 def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
                     stats: Counter | None = None) -> Iterator[Offer]:
     """Offers of one JSON offer file, read as a stream from a binary file object (or bytes).
@@ -381,15 +496,11 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
     m = _VERSION.search(head)
     col.version = m.group(1).decode() if m else None
 
-    def run(piece: _Piece, prefix: str, handle) -> Iterator[Offer]:
-        keep = col.products
-        products = prefix == "products"
+    def products(piece: _Piece) -> None:
+        prefix = "products"
         try:
             for key, value in ijson.kvitems(piece, prefix, buf_size=CHUNK):
-                if products:
-                    col.add_product(key, value)
-                elif key in keep:  # terms of a default GPU product; the rest is dropped
-                    yield from handle(key, value)
+                col.add_product(key, value)
         except ijson.IncompleteJSONError as exc:
             # A piece that stops at a marker ends in a premature EOF by design.
             if stream.marker is None or "premature EOF" not in str(exc):
@@ -400,7 +511,7 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
             raise ParseError(meta.provider, meta.url,
                              f"offer file malformed in {prefix} ({exc})") from exc
 
-    yield from run(_Piece(stream, (_TERMS_KEY,)), "products", col.add_product)
+    products(_Piece(stream, (_TERMS_KEY,)))
     if stream.marker is None:
         raise ParseError(meta.provider, meta.url, "offer file has no terms (truncated?)")
     stream.consume_marker()
@@ -409,11 +520,9 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
     term_sections = 0
     handlers = {"OnDemand": col.on_demand, "Reserved": col.reserved}
     while stream.marker is not None:
-        key = stream.consume_marker()
-        name = key.strip(b'"').decode()
+        name = stream.consume_marker().strip(b'"').decode()
         term_sections += 1
-        piece = _Piece(stream, _TERM_KEYS, b'{"terms":{' + key)
-        yield from run(piece, f"terms.{name}", handlers[name])
+        yield from _scan_terms(stream, meta, name, col.products, handlers[name])
     if term_sections == 0:
         raise ParseError(meta.provider, meta.url,
                          "offer file has no OnDemand/Reserved terms (truncated?)")
