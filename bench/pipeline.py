@@ -1,0 +1,99 @@
+"""Seconds per pipeline stage for a replay of every bundled snapshot, and the wall time of
+`gpuprices nightly --replay all` with Prefect's start-up shown apart.
+
+    .venv/bin/python bench/pipeline.py [--archive snapshots] [--skip-nightly]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from flows import pipeline  # noqa: E402
+from flows.config import Settings, prefect_env  # noqa: E402
+from warehouse import db, lake  # noqa: E402
+from warehouse.contract import offers_to_table  # noqa: E402
+
+PREFECT_NOOP = """
+from prefect import flow
+@flow
+def noop():
+    return 1
+noop()
+"""
+
+
+def stages(archive: Path, data: Path) -> dict[str, float]:
+    settings = Settings(data_dir=data, archive_root=archive).ensure()
+    t = {"parse": 0.0, "check": 0.0, "write": 0.0, "load": 0.0}
+    files = pipeline.archives(settings)
+    rows = 0
+    con = db.connect(settings.db_path)
+    db.init_schema(con)
+    for day, provider, path in files:
+        t0 = time.perf_counter()
+        parsed = pipeline.parse_archive(path, provider)
+        t1 = time.perf_counter()
+        good, _bad = pipeline.check(parsed.offers)
+        t2 = time.perf_counter()
+        if good:
+            table = offers_to_table(good)
+            lake.write_partition(settings.lake_root, day, provider, table)
+        t3 = time.perf_counter()
+        if good:
+            db.load_partition(con, day, provider, lake.read_partition(settings.lake_root, day,
+                                                                      provider))
+            rows += len(good)
+        t4 = time.perf_counter()
+        t["parse"] += t1 - t0
+        t["check"] += t2 - t1
+        t["write"] += t3 - t2
+        t["load"] += t4 - t3
+    con.close()
+    t["files"] = len(files)
+    t["rows"] = rows
+    return t
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    return time.perf_counter() - t0, proc.returncode
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--archive", type=Path, default=ROOT / "snapshots")
+    ap.add_argument("--skip-nightly", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t = stages(args.archive, Path(tmp) / "stages")
+        print(f"replay of {t['files']} archive files (provider-days), {t['rows']} offers loaded")
+        for k in ("parse", "check", "write", "load"):
+            print(f"  {k:<6} {t[k]:7.2f} s")
+        print(f"  total  {sum(t[k] for k in ('parse', 'check', 'write', 'load')):7.2f} s")
+        if args.skip_nightly:
+            return
+        import os
+
+        data = Path(tmp) / "nightly"
+        settings = Settings(data_dir=data, archive_root=args.archive).ensure()
+        env = os.environ | prefect_env(settings)
+        startup, rc0 = timed([sys.executable, "-c", PREFECT_NOOP], env)
+        wall, rc = timed([sys.executable, "-m", "flows.cli", "nightly", "--replay", "all",
+                          "--data-dir", str(data), "--archive", str(args.archive)], env)
+        print(f"gpuprices nightly --replay all: {wall:.1f} s wall (exit {rc})")
+        print(f"  of which Prefect start-up (a no-op flow, same environment): {startup:.1f} s"
+              f" (exit {rc0})")
+        print(f"  pipeline work under Prefect: {wall - startup:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
