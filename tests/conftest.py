@@ -22,3 +22,19 @@ def runpod_archive(tmp_path) -> Path:
         import_capture(root, ROOT / r["file"], "runpod", r["url"],
                        parse_timestamp(r["captured_at"]), method=r["method"], origin=r["origin"])
     return root
+
+
+@pytest.fixture
+def manifest_archive(tmp_path):
+    """Build a raw archive from the manifest's real captures of the given providers."""
+
+    def build(*providers: str) -> Path:
+        root = tmp_path / "snapshots"
+        for p in providers:
+            for r in manifest_rows(p):
+                import_capture(root, ROOT / r["file"], p, r["url"],
+                               parse_timestamp(r["captured_at"]), method=r["method"],
+                               origin=r["origin"])
+        return root
+
+    return build

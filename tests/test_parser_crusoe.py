@@ -71,7 +71,7 @@ def test_2025_12_cards():
     rows = index(offers)
     assert rows[("H100-SXM-80GB", "on_demand", None)].price_per_hour == 3.90
     h100_spot = rows[("H100-SXM-80GB", "spot", None)]
-    assert h100_spot.price_per_hour == 1.60 and h100_spot.extra["provider_term"] == "Current spot"
+    assert h100_spot.price_per_hour == 1.60 and h100_spot.extra["column"] == "Current spot"
     assert h100_spot.extra["gpu_wording"] == "NVIDIA H100 80GB HGX"
     assert rows[("H200-141GB", "on_demand", None)].price_per_hour == 4.29
     # GB200 and B200 are "Contact sales" in both columns -> no row.

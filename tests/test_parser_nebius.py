@@ -86,7 +86,7 @@ def test_2026_07_columns_mapped_by_header():
     rows = index(offers)
     h100 = rows[("H100-SXM-80GB_1gpu-16vcpu-200gb", "on_demand", None)]
     assert h100.price_per_hour == 3.85 and h100.gpu_count == 1
-    assert h100.extra["provider_term"] == "On-demand, GPU-hour"
+    assert h100.extra["column"] == "On-demand, GPU-hour"
     assert rows[("H100-SXM-80GB_1gpu-16vcpu-200gb", "spot", None)].price_per_hour == 2.15
     assert rows[("B200-180GB_1gpu-20vcpu-224gb", "on_demand", None)].price_per_hour == 7.15
     assert rows[("B200-180GB_1gpu-20vcpu-224gb", "spot", None)].price_per_hour == 3.95
@@ -129,7 +129,7 @@ def test_2026_09_effective_october_prices():
         assert rows[(sku, "on_demand", None)].price_per_hour == now
         future = rows[(sku, "on_demand", oct1)]
         assert future.price_per_hour == later
-        assert future.extra["provider_term"] == "GPU-hour (Effective October 1, 2026)"
+        assert future.extra["column"] == "GPU-hour (Effective October 1, 2026)"
     # Labels here: Intel = 8-40 vCPU $1.55, AMD = 16-192 vCPU $1.82; same SKUs as 2026-07.
     assert rows[("L40S-48GB_1gpu-8vcpu-32gb", "on_demand", None)].extra["gpu_wording"] == (
         "NVIDIA L40S with Intel CPU")

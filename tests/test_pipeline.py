@@ -97,3 +97,20 @@ def test_bad_capture_fails_the_provider_but_keeps_raw_and_last_good(settings, bo
     # ...and the last good day stays the provider's latest.
     assert _q(settings, "select distinct snapshot_date::varchar from latest_offers") == [
         ("2026-09-29",)]
+
+
+def test_real_price_moves_across_layouts_show_in_price_changes(tmp_path, manifest_archive):
+    """The same offer read from two page layouts keeps one identity, so a real move between
+    captures shows (Nebius H100 1 GPU on-demand $2.95 in 2024-11 → $3.85 in 2026-07; Crusoe
+    A100 80GB SXM $1.95 in 2025-05 → $2.30 in 2026-10)."""
+    settings = Settings(data_dir=tmp_path / "data",
+                        archive_root=manifest_archive("nebius", "crusoe")).ensure()
+    results = pipeline.reparse(settings, "nebius") + pipeline.reparse(settings, "crusoe")
+    pipeline.load(settings, results, pipeline.new_run_id())
+    moves = _q(settings, """
+        select provider, old_date::varchar, new_date::varchar, old_price_per_gpu_hour,
+               new_price_per_gpu_hour
+        from price_changes where pricing_model = 'on_demand' and gpu_model in
+            ('H100-SXM-80GB', 'A100-SXM-80GB') and gpu_count = 1 order by provider""")
+    assert moves == [("crusoe", "2025-05-21", "2026-10-04", 1.95, 2.30),
+                     ("nebius", "2024-11-15", "2026-07-12", 2.95, 3.85)]

@@ -92,7 +92,7 @@ def _offers_for(meta: CaptureMeta, name: str, tags: list[str],
             meta, sku=model or _slug(wording), gpu_model=model, gpu_count=1,
             price_per_hour=price, pricing_model=pricing_model, commitment_months=months,
             gpu_memory_gb=mem,
-            extra={"source": "page", "gpu_wording": wording, "provider_term": header,
+            extra={"source": "page", "gpu_wording": wording, "column": header,
                    "layout": layout, "unit": "GPU-hour"},
         ))
     return out

@@ -205,7 +205,7 @@ def _highlight_row(cells: list[str], headers: list[str], i_item: int, i_vcpu: in
         price = parse_price(cell) if "$" in cell else None
         if price is None:  # "Contact us", "––", "$—": not offered at a listed price
             continue
-        extra = dict(base_extra, provider_term=headers[i])
+        extra = dict(base_extra, column=headers[i])
         if _FROM.match(cell):
             extra["price_kind"] = "from"
         out.append(make_offer(
@@ -271,7 +271,7 @@ def _parse_2024(tables: list[tuple[list[str], list[list[str]]]],
                     continue
                 extra: dict = {"source": "page", "layout": "2024-table",
                                "gpu_wording": cells[0], "unit": "instance-hour",
-                               "provider_term": headers[i]}
+                               "column": headers[i]}
                 if vram_total:
                     extra["vram_total_gb"] = vram_total
                 if pricing_model == "reserved":
