@@ -340,12 +340,15 @@ def backfill(
                       f"{added} archived, {skipped} already there")
 
 
-# Commands defined beside the code they drive: operations (quarantine review) and sizing.
+# Commands defined beside the code they drive: operations (quarantine review), sizing, and
+# the weekly report with its schedules.
 from flows.ops_cli import register as register_ops  # noqa: E402  (needs `app` above)
+from flows.report_cli import register as register_report  # noqa: E402
 from flows.sizing_cli import register as register_sizing  # noqa: E402
 
 register_ops(app)
 register_sizing(app)
+register_report(app)
 
 
 def main() -> None:
