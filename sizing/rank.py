@@ -229,11 +229,24 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
 
 
 def _suspect(o: dict[str, Any]) -> bool:
-    """A parser flagged the price as a likely placeholder (e.g. Runpod's 0.5 communityPrice)."""
+    return _price_caveat(o) is not None
+
+
+def _price_caveat(o: dict[str, Any]) -> str | None:
+    """Why a price is not a firm quote, or None: a parser flagged it as a likely placeholder
+    (Runpod's 0.5 communityPrice), or it is a lower bound ("from $X": Nebius' dynamic
+    preemptible prices). Either ranks after the firm prices."""
     raw = o.get("extra")
-    if isinstance(raw, str) and "suspect_placeholder" not in raw:
-        return False
-    return bool(_extra(raw).get("suspect_placeholder"))
+    if isinstance(raw, str) and "suspect_placeholder" not in raw and '"from"' not in raw:
+        return None
+    extra = _extra(raw)
+    if extra.get("suspect_placeholder"):
+        return ("price flagged by the parser as a likely placeholder "
+                "(extra.suspect_placeholder): ranked after the firm prices")
+    if extra.get("price_kind") == "from":
+        return ("a 'from' price: the floor of a dynamic price, not a quote "
+                "(extra.price_kind=from): ranked after the firm prices")
+    return None
 
 
 def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
@@ -310,10 +323,10 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                   price_currency=cur, fx_factor=conv, memory_breakdown_gb={
                       k: round(v, 3) for k, v in mem.breakdown.items()})
     verdict = "ok"
-    if _suspect(o):
+    caveat = _price_caveat(o)
+    if caveat:
         verdict = "suspect_price"
-        reasons.insert(0, "price flagged by the parser as a likely placeholder "
-                          "(extra.suspect_placeholder): ranked after the trusted offers")
+        reasons.insert(0, caveat)
     return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
                    hours=cost.wall_hours, price_per_hour=price * conv,
                    cost_first_checkpoint=cost.cost_first_checkpoint,

@@ -131,3 +131,13 @@ def test_placeholder_prices_rank_after_trusted_offers():
     assert [r.sku for r in rows] == ["real", "placeholder", "l4"]
     assert rows[1].verdict == "suspect_price" and "placeholder" in rows[1].reason
     assert [r.sku for r in rank([QLORA_70B], offers, top=2)["q70"]] == ["real", "placeholder"]
+
+
+def test_from_prices_rank_after_firm_prices():
+    # Nebius' preemptible table prints "from $0.79": a floor of a dynamic price, not a quote.
+    offers = [_offer("floor", "H100-SXM-80GB", 1, 0.79,
+                     extra=json.dumps({"price_kind": "from"})),
+              _offer("firm", "H100-SXM-80GB", 1, 2.5)]
+    rows = rank([QLORA_70B], offers)["q70"]
+    assert [r.sku for r in rows] == ["firm", "floor"]
+    assert rows[1].verdict == "suspect_price" and "'from' price" in rows[1].reason
