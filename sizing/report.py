@@ -20,7 +20,7 @@ import datetime as dt
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,9 @@ def rank_for_report(workloads: Sequence[Workload], offers: list[dict[str, Any]],
     """{workload: rows best first} with RankRow fields. The one place the report calls the
     sizing engine: adapt here if sizing.rank's API changes."""
     ranked = sizing_rank(list(workloads), offers, currency=currency, fx=fx)
-    return {name: [r.as_dict() for r in rows] for name, rows in ranked.items()}
+    # Shallow: dataclasses.asdict deep-copies every row's inputs, the slowest part of a report.
+    return {name: [{f.name: getattr(r, f.name) for f in fields(r)} for r in rows]
+            for name, rows in ranked.items()}
 
 
 def _group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -280,13 +282,13 @@ def _slug(text: str) -> str:
 
 
 _RANK_COLS = [
-    Column("offer", "offer"), Column("region", "region"), Column("n_regions", "regions", "int"),
+    Column("offer", "offer"), Column("cost_per_checkpoint", "per checkpoint", "money"),
+    Column("cost_first_checkpoint", "first checkpoint", "money"),
+    Column("cost_to_finish", "to finish", "money"),
+    Column("region", "region"), Column("n_regions", "regions", "int"),
     Column("pricing_model", "pricing"), Column("layout", "GPUs"),
     Column("per_gpu_gb", "GB/GPU", "num"), Column("hours", "hours", "num"),
-    Column("price_per_hour", "price/h per node", "money"),
-    Column("cost_first_checkpoint", "first checkpoint", "money"),
-    Column("cost_per_checkpoint", "per checkpoint", "money"),
-    Column("cost_to_finish", "to finish", "money"), Column("reason", "why"),
+    Column("price_per_hour", "price/h per node", "money"), Column("reason", "why"),
 ]
 _NOFIT_COLS = [
     Column("verdict", "verdict"), Column("gpu_model", "GPU"),
