@@ -191,11 +191,13 @@ def main() -> None:
               f"{rate(stream)}, peak RSS {stream['peak_rss_mb']:.0f} MB")
         if not args.skip_json_load:
             full = run_child("json.load", path)
-            print(f"json.load: {full['offers']} term entries, {full['seconds']:.1f}s = "
-                  f"{size_mb / full['seconds']:.0f} MB/s, peak RSS {full['peak_rss_mb']:.0f} MB")
-            print(f"ratios stream / json.load: time {stream['seconds'] / full['seconds']:.2f}, "
+            print(f"json.load: {full['offers']} term entries, {rate(full)}, "
+                  f"peak RSS {full['peak_rss_mb']:.0f} MB")
+            print(f"ratios stream / json.load: wall time {stream['seconds'] / full['seconds']:.2f}"
+                  f", CPU time {stream['cpu_seconds'] / full['cpu_seconds']:.2f}, "
                   f"peak RSS {stream['peak_rss_mb'] / full['peak_rss_mb']:.3f}")
-        ok = stream["peak_rss_mb"] <= 300 and size_mb / stream["seconds"] >= 50
+        # Wall time on a shared machine depends on the neighbours; CPU time much less so.
+        ok = stream["peak_rss_mb"] <= 300 and size_mb / stream["cpu_seconds"] >= 50
         print("targets (<= 300 MB peak RSS, >= 50 MB per CPU-second):",
               "met" if ok else "NOT met",
               f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
