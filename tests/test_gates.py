@@ -186,3 +186,29 @@ def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
     pipeline.load(settings, [again], "r3")
     assert "move" not in again.quarantine_reasons
     assert q(settings, sql) == [(1,)]
+
+
+def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):
+    from spiders.archive import append_captures
+    from tests.test_cli import gp
+
+    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+    append_captures(runpod_archive, [Capture(
+        provider="runpod", url="https://api.runpod.io/graphql", method="POST", body=body,
+        captured_at=dt.datetime(2026, 9, 30, 2, tzinfo=dt.UTC))])
+    args = ["--data-dir", tmp_path / "data"]
+    assert gp("crawl", "--replay", "all", "-p", "runpod", *args,
+              "--archive", runpod_archive).returncode == 0
+    r = gp("quarantine", "list", "--date", "2026-09-30", *args)
+    assert r.returncode == 0 and "runpod 2026-09-30" in r.stdout
+    assert "move: NVIDIA B200" in r.stdout and "unmapped GPU wording" in r.stdout
+    r = gp("quarantine", "release", "--date", "2026-09-30", "-p", "runpod",
+           "--reason-like", "unmapped", *args)
+    assert r.returncode == 2 and "no GPU model" in r.stderr
+    r = gp("quarantine", "release", "--date", "2026-09-30", "-p", "runpod",
+           "--reason-like", "move:", *args)
+    assert r.returncode == 0 and "released 1 rows of runpod 2026-09-30" in r.stdout
+    r = gp("sql", "select count(*) as n from offers where price_per_hour = 27.16", *args)
+    assert "│ 1 │" in r.stdout
+    r = gp("quarantine", "list", "--date", "2026-09-30", *args)
+    assert "move:" not in r.stdout
