@@ -23,7 +23,8 @@ chromium:
 
 run: setup
 	$(BIN)/gpuprices nightly --replay all
-	$(BIN)/gpuprices sql "select * from cheapest_daily where day = (select max(day) from cheapest_daily) order by gpu_model, pricing_model"
+	$(BIN)/gpuprices sql "select gpu_model, provider, sku, region, round(price_per_gpu_hour_usd, 4) as usd_per_gpu_hour, round(price_per_gpu_hour_eur, 4) as eur_per_gpu_hour, firm_price, snapshot_date from cheapest_now where pricing_model = 'on_demand' order by usd_per_gpu_hour"
+	$(BIN)/gpuprices report
 
 test: setup
 	$(BIN)/ruff check .

@@ -251,3 +251,33 @@ def test_documented_example_queries_run(con):
     assert len(statements) >= 6
     for sql in statements:
         con.execute(sql).fetchall()
+
+
+def test_cheapest_now_ranks_each_providers_latest_prices_in_usd(con):
+    rows = {(r["gpu_model"], r["pricing_model"]): r
+            for r in _rows(con, "SELECT * FROM cheapest_now")}
+    h100 = rows[("H100-SXM-80GB", "on_demand")]
+    # aws' only (D1) snapshot: 20 CNY/GPU at Friday's rates = 20 * 1.05 / 7.8 USD, cheaper than
+    # nebius 2.95 (its announced 2.00 is not in force) and lambda 2.99 (its D3 snapshot).
+    assert (h100["provider"], h100["currency"]) == ("aws", "CNY")
+    assert h100["price_per_gpu_hour_usd"] == pytest.approx(20 * 1.05 / 7.8)
+    assert h100["price_per_gpu_hour_eur"] == pytest.approx(20 / 7.8)
+    assert h100["n_offers"] == 3 and h100["firm_price"]
+    assert rows[("H100-SXM-80GB", "community")]["price_per_gpu_hour"] == 2.39
+
+
+def test_cheapest_now_puts_placeholder_prices_after_firm_ones(tmp_path):
+    con = _build(tmp_path)
+    meta = CaptureMeta(provider="runpod", url="https://example.test/runpod",
+                       captured_at=dt.datetime.combine(D4, dt.time(3), tzinfo=dt.UTC))
+    table = offers_to_table([
+        make_offer(meta, sku="A100 SXM", gpu_model="A100-SXM-80GB", gpu_count=1,
+                   price_per_hour=1.64, pricing_model="on_demand"),
+        make_offer(meta, sku="A100 placeholder", gpu_model="A100-SXM-80GB", gpu_count=1,
+                   price_per_hour=0.5, pricing_model="on_demand",
+                   extra={"suspect_placeholder": True}),
+    ])
+    db.load_partition(con, D4, "runpod", table)
+    (row,) = _rows(con, "SELECT sku, firm_price FROM cheapest_now "
+                        "WHERE gpu_model = 'A100-SXM-80GB' AND pricing_model = 'on_demand'")
+    assert row == {"sku": "A100 SXM", "firm_price": True}

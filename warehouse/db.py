@@ -35,6 +35,7 @@ VIEWS = (
     "offer_history",
     "price_changes",
     "cheapest_daily",
+    "cheapest_now",
 )
 
 RUN_STATUSES = ("ok", "failed", "degraded", "stale", "skipped")
