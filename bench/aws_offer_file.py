@@ -46,8 +46,9 @@ CPU_TYPES = ["m5.large", "c6i.large", "r7g.xlarge", "m7i.2xlarge", "t3.micro"]
 SKU_CHARS = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
 
-def _dump(obj) -> str:
-    return json.dumps(obj, indent=2)
+def _dump(obj, level: int) -> str:
+    """Laid out as AWS's files are: two-space indents throughout, `"key" : value`."""
+    return json.dumps(obj, indent=2, separators=(",", " : ")).replace("\n", "\n" + " " * level)
 
 
 def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
@@ -83,7 +84,7 @@ def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
             attrs["instanceType"] = rng.choice(GPU_TYPES if gpu else CPU_TYPES)
             if not gpu:
                 attrs.pop("gpu", None)
-            fh.write(("" if first else ",\n") + f'    "{sku}" : ' + _dump(p))
+            fh.write(("" if first else ",\n") + f'    "{sku}" : ' + _dump(p, 4))
             first = False
             counts["products"] += 1
             counts["gpu_products"] += gpu
@@ -96,7 +97,7 @@ def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
                 t = copy.deepcopy(term)
                 t["sku"] = sku
                 terms[code.replace(base_sku, sku)] = t
-            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms))
+            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms, 6))
             first = False
         fh.write('\n    },\n    "Reserved" : {\n')
         first = True
@@ -114,7 +115,7 @@ def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
                     "unit": "Hrs", "rateCode": "X.Y.6YS6EN2CT7",
                     "pricePerUnit": {"USD": f"{rng.uniform(0.05, 40):.10f}"}}
                 terms[f"{sku}.{length}{option[:3]}"] = t
-            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms))
+            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms, 6))
             first = False
             counts["reserved"] += 1
         fh.write('\n    }\n  },\n  "attributesList" : { }\n}\n')

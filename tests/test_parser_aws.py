@@ -466,3 +466,28 @@ def test_offer_file_terms_entry_of_another_shape_is_loud():
     data["terms"]["OnDemand"]["H7NGEAC6UEHNTKSJ"] = {"X" + k: v for k, v in entry.items()}
     with pytest.raises(ParseError, match="not a set of terms"):
         parse(json.dumps(data).encode(), meta(OFFER_URL.format("us-east-1")))
+
+
+def test_offer_file_terms_with_mixed_layout():
+    """Valid JSON whose terms are not laid out uniformly (a compact entry between two
+    pretty-printed ones, built from the real p4d slice): the GPU entry in the middle must still
+    be read, whether the layout shortcut is taken or not."""
+    data = json.loads(P4D.read_bytes())
+    on_demand = data["terms"]["OnDemand"]
+    extra_sku = "ZZZZ2222ZZZZ2222"
+    data["products"][extra_sku] = json.loads(json.dumps(data["products"]["YSXJGN78QTXNVGDQ"]))
+    data["products"][extra_sku]["sku"] = extra_sku
+
+    def pretty(sku, value):
+        return (f'      "{sku}" : ' + json.dumps(value, indent=2).replace("\n", "\n      "))
+
+    terms = (',\n'.join([pretty("YSXJGN78QTXNVGDQ", on_demand["YSXJGN78QTXNVGDQ"])])
+             + ',"H7NGEAC6UEHNTKSJ":' + json.dumps(on_demand["H7NGEAC6UEHNTKSJ"]) + ',\n'
+             + pretty(extra_sku, {extra_sku + ".JRTCKXETXF": next(iter(
+                 on_demand["YSXJGN78QTXNVGDQ"].values()))}))
+    head = json.dumps({k: v for k, v in data.items() if k != "terms"}, indent=2)[:-2]
+    body = (head + ',\n  "terms" : {\n    "OnDemand" : {\n' + terms + '\n    }\n  }\n}\n').encode()
+    json.loads(body)  # valid JSON
+    offers = parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))
+    assert [(o.sku, o.price_per_hour) for o in offers] == [
+        ("p4d.24xlarge", pytest.approx(32.7726))]

@@ -400,24 +400,88 @@ def _entry_key(buf: bytes, i: int) -> int:
     return q if k >= 0 and buf[k] in b"{," else -1
 
 
+def _open_after_key(buf: bytes, q: int) -> int:
+    """Index of the `{` that follows the key whose opening quote is at q (`"KEY" : {`); -1 when
+    something else follows; -2 when buf ends before it can be told."""
+    e = buf.find(b'"', q + 1)
+    if e < 0:
+        return -2
+    j = e + 1
+    for want in (0x3A, 0x7B):  # ':' then '{'
+        while j < len(buf) and buf[j] in _WS:
+            j += 1
+        if j >= len(buf):
+            return -2
+        if buf[j] != want:
+            return -1
+        j += 1
+    return j - 1
+
+
 def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, Any],
                 handle) -> Iterator[Offer]:
     """The SKU entries of one terms section, read from the stream up to the next marker.
 
     Only entries of kept (default GPU) SKUs are decoded; the others are stepped over by a
-    structural scan, which is what makes the terms (most of a file's bytes) cheap. The last
-    entry of the section is always decoded and must be followed by the section's closing brace,
-    so a file cut anywhere in its terms is refused."""
+    structural scan, which is what makes the terms (most of a file's bytes) cheap. Entries are
+    found by checking every `{` (`_entry_key`); once the first entry shows the file is
+    pretty-printed (AWS's files are), the next ones are found by its key line's indentation
+    (`\\n<indent>"`), each candidate still checked by `_entry_key`, and each entry stepped over
+    must hold exactly one closing line at that indentation (`\\n<indent>}`) as its last line, else
+    that stretch is searched `{` by `{` (as the section's last stretch always is). The last entry
+    of the section is always decoded and must be followed by the section's closing brace, so a
+    file cut anywhere in its terms is refused."""
     buf = b""
-    pos = 0  # where the search for the next "{" resumes in buf
+    pos = 0  # where the search resumes in buf
     cur_open = -1  # the "{" of the current (not yet complete) entry in buf
     cur_key = b""
+    anchor = closer = b""
+
+    def generic(lo: int, hi: int) -> Iterator[tuple[int, int]]:
+        """(open brace, key quote) of the entries starting in buf[lo:hi], `{` by `{`."""
+        while True:
+            i = buf.find(b"{", lo, hi)
+            if i < 0:
+                return
+            lo = i + 1
+            q = _entry_key(buf, i)
+            if q >= 0:
+                yield i, q
+
+    def key_at(q: int) -> bytes:
+        return buf[q + 1:buf.index(b'"', q + 1)]
+
     while True:
         data = stream.read_until(_TERM_KEYS)
         if not data:
             break
         buf += data
         while True:
+            if anchor:
+                j = buf.find(anchor, pos)
+                if j < 0:
+                    pos = max(pos, len(buf) - len(anchor))
+                    break
+                q = j + len(anchor) - 1
+                i = _open_after_key(buf, q)
+                if i == -2:
+                    pos = j
+                    break
+                if i < 0 or _entry_key(buf, i) != q:
+                    pos = j + 1
+                    continue
+                pos = i + 1
+                c = buf.find(closer, cur_open, q)
+                if (c < 0 or buf.count(closer, cur_open, q) != 1
+                        or buf[c + len(closer):q].strip(b" \t\r\n,")):
+                    # not laid out as assumed: look for entries in this stretch the slow way
+                    for i2, q2 in generic(cur_open + 1, q):
+                        yield from _finish_entry(buf[cur_open:q2], cur_key, keep, handle, meta,
+                                                 name)
+                        cur_open, cur_key = i2, key_at(q2)
+                yield from _finish_entry(buf[cur_open:q], cur_key, keep, handle, meta, name)
+                cur_open, cur_key = i, key_at(q)
+                continue
             i = buf.find(b"{", pos)
             if i < 0:
                 pos = len(buf)
@@ -428,7 +492,11 @@ def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, A
                 continue
             if cur_open >= 0:
                 yield from _finish_entry(buf[cur_open:q], cur_key, keep, handle, meta, name)
-            cur_open, cur_key = i, buf[q + 1:buf.index(b'"', q + 1)]
+            cur_open, cur_key = i, key_at(q)
+            line = buf.rfind(b"\n", 0, q)
+            indent = buf[line + 1:q]
+            if line >= 0 and not indent.strip(b" \t"):
+                anchor, closer = b"\n" + indent + b'"', b"\n" + indent + b"}"
         # keep only the open entry (or, before the first entry, a tail for the look-back)
         drop = cur_open if cur_open >= 0 else max(len(buf) - _OVERLAP, 0)
         buf, pos = buf[drop:], pos - drop
@@ -436,6 +504,11 @@ def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, A
             cur_open = 0
     if cur_open < 0:
         return  # an empty section
+    # the last stretch is searched `{` by `{` whatever the layout (it is one entry, or a few)
+    for i2, q2 in generic(cur_open + 1, len(buf)):
+        yield from _finish_entry(buf[cur_open:q2], cur_key, keep, handle, meta, name)
+        cur_open, cur_key = i2, key_at(q2)
+    buf = buf[cur_open:]
     try:
         text = buf.decode("utf-8")
         value, end = _DECODER.raw_decode(text)
