@@ -129,10 +129,15 @@ def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) 
             reasons = ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items()))
             lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {r.quarantined} | "
                          f"{md_cell(reasons)} |")
-    unmapped = [(r, n) for r in results for n in r.unmapped]
-    if unmapped:
-        lines += ["", "## Unmapped GPU names", ""]
-        lines += [f"- {md_cell(r.provider)}: {md_cell(n)}" for r, n in unmapped]
+    unmapped: dict[str, set[str]] = {}
+    for r in results:
+        unmapped.setdefault(r.provider, set()).update(r.unmapped)
+    if any(unmapped.values()):
+        lines += ["", "## Unmapped GPU names", "",
+                  "Rows quarantined until warehouse/gpu_aliases.csv maps them (then reparse).",
+                  ""]
+        lines += [f"- {md_cell(p)}: {', '.join(md_cell(n) for n in sorted(names))}"
+                  for p, names in unmapped.items() if names]
     moves = _moves(results)
     lines += ["", "## Largest price moves", ""]
     if moves:
@@ -142,7 +147,8 @@ def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) 
         owner = {id(m): p for p, m in moves}
         for m in top:
             lines.append(f"| {md_cell(owner[id(m)])} | {md_cell(gates.identity_text(m.ident))} "
-                         f"| {m.old:g} | {m.new:g} {md_cell(m.currency)} | {m.pct:+.1f} % "
+                         f"| {m.old:g} | {m.new:g} {md_cell(m.currency)} | {m.pct:+.1f} %"
+                         f"{' (quarantined)' if m.quarantined else ''} "
                          f"| {m.old_date} |")
     else:
         lines.append("No price changed against a previous snapshot inside the "
@@ -152,9 +158,9 @@ def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) 
         no_band.setdefault(r.provider, set()).update(r.no_band)
     if any(no_band.values()):
         lines += ["", "## Not checked against a price band", "",
-                  f"Fewer than {gates.BAND_MIN_REFERENCE} recent reference prices (first "
-                  "snapshots of a GPU model): the move and schema gates still applied.", ""]
-        lines += [f"- {md_cell(p)}: {md_cell(', '.join(sorted(v)))}"
+                  "No earlier price of the same GPU model, currency and pricing model (first "
+                  "snapshots): the schema and move gates still applied.", ""]
+        lines += [f"- {md_cell(p)}: {len(v)} (e.g. {md_cell(', '.join(sorted(v)[:5]))})"
                   for p, v in no_band.items() if v]
     return "\n".join(lines) + "\n"
 
@@ -176,7 +182,8 @@ def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | 
     big = [(p, m) for p, m in _moves(results) if abs(m.pct) >= threshold]
     big.sort(key=lambda pm: -abs(pm[1].pct))
     for p, m in big:
-        sections.append(f"*MOVE* {p} {m.describe()}")
+        held = " (quarantined, not loaded)" if m.quarantined else ""
+        sections.append(f"*MOVE* {p} {m.describe()}{held}")
     if not sections:
         return None
     head = (f"gpuprices run {run_id}: {sum(r.status == 'failed' for r in results)} failed, "

@@ -16,8 +16,8 @@ The gates, in order, for each parsed offer:
    factor 20 leaves room for real spreads (an 8x spread between clouds for one H100, deep spot
    discounts in some regions) and still catches unit errors (cents read as dollars = x100, a
    monthly price read as hourly = x730).
-   With fewer than BAND_MIN_REFERENCE reference prices the band is not applied (said in the
-   run summary): the first night of a new GPU model has nothing to compare with;
+   Without a reference price the band is not applied (the run summary lists those models):
+   the first night of a GPU model, currency and pricing model has nothing to compare with;
 5. day-over-day move: against the same offer identity's price in the provider's last good
    snapshot taken at most MOVE_WINDOW_DAYS before; a move beyond MOVE_FACTOR (3x) either way is
    quarantined. The window keeps a replay of years of history from comparing snapshots months
@@ -31,6 +31,7 @@ that date, provider, identity and price, so a reparse does not quarantine them a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -45,7 +46,7 @@ MOVE_FACTOR = 3.0
 MOVE_WINDOW_DAYS = 7
 BAND_FACTOR = 20.0
 BAND_WINDOW_DAYS = 365
-BAND_MIN_REFERENCE = 3
+BAND_MIN_REFERENCE = 1
 DROP_RATIO = 0.5
 
 # The extra keys that tell two offers of one SKU apart (API vs page price, a "from" price, a
@@ -101,6 +102,7 @@ class Move:
     new: float
     old_date: dt.date
     currency: str
+    quarantined: bool = False  # beyond MOVE_FACTOR: held back, not loaded
 
     @property
     def ratio(self) -> float:
@@ -218,6 +220,7 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
                 move = Move(ident, old, o.price_per_hour, ref.prev_date, o.currency)
                 out.moves.append(move)
                 if not released and (move.ratio > MOVE_FACTOR or move.ratio < 1 / MOVE_FACTOR):
+                    out.moves[-1] = dataclasses.replace(move, quarantined=True)
                     out.bad.append((o, f"move: {move.describe()} is beyond {MOVE_FACTOR:g}x"))
                     continue
         out.good.append(o)
