@@ -371,6 +371,8 @@ class _Piece:
 _WS = frozenset(b" \t\r\n")
 _SKU_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _DECODER = json.JSONDecoder()
+# A SKU entry's key and the brace that opens its value (the same test as _entry_key, in C).
+_KEY_OPEN = re.compile(rb'"([A-Z0-9]{1,64})"[ \t\r\n]*:[ \t\r\n]*\{')
 
 
 def _entry_key(buf: bytes, i: int) -> int:
@@ -398,24 +400,6 @@ def _entry_key(buf: bytes, i: int) -> int:
     while k >= 0 and buf[k] in _WS:
         k -= 1
     return q if k >= 0 and buf[k] in b"{," else -1
-
-
-def _open_after_key(buf: bytes, q: int) -> int:
-    """Index of the `{` that follows the key whose opening quote is at q (`"KEY" : {`); -1 when
-    something else follows; -2 when buf ends before it can be told."""
-    e = buf.find(b'"', q + 1)
-    if e < 0:
-        return -2
-    j = e + 1
-    for want in (0x3A, 0x7B):  # ':' then '{'
-        while j < len(buf) and buf[j] in _WS:
-            j += 1
-        if j >= len(buf):
-            return -2
-        if buf[j] != want:
-            return -1
-        j += 1
-    return j - 1
 
 
 def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, Any],
@@ -463,16 +447,23 @@ def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, A
                     pos = max(pos, len(buf) - len(anchor))
                     break
                 q = j + len(anchor) - 1
-                i = _open_after_key(buf, q)
-                if i == -2:
-                    pos = j
-                    break
-                if i < 0 or _entry_key(buf, i) != q:
+                m = _KEY_OPEN.match(buf, q)
+                if m is None:
+                    if len(buf) - q < 256:  # maybe cut short by the read: wait for more
+                        pos = j
+                        break
                     pos = j + 1
                     continue
+                k = j - 1
+                while k >= 0 and buf[k] in _WS:
+                    k -= 1
+                if k < 0 or buf[k] not in b"{,":
+                    pos = j + 1
+                    continue
+                i = m.end() - 1
                 pos = i + 1
-                c = buf.find(closer, cur_open, q)
-                if (c < 0 or buf.count(closer, cur_open, q) != 1
+                c = buf.rfind(closer, cur_open, q)
+                if (c < 0 or buf.find(closer, cur_open, c) >= 0
                         or buf[c + len(closer):q].strip(b" \t\r\n,")):
                     # not laid out as assumed: look for entries in this stretch the slow way
                     for i2, q2 in generic(cur_open + 1, q):
@@ -480,7 +471,7 @@ def _scan_terms(stream: _Stream, meta: CaptureMeta, name: str, keep: dict[str, A
                                                  name)
                         cur_open, cur_key = i2, key_at(q2)
                 yield from _finish_entry(buf[cur_open:q], cur_key, keep, handle, meta, name)
-                cur_open, cur_key = i, key_at(q)
+                cur_open, cur_key = i, m.group(1)
                 continue
             i = buf.find(b"{", pos)
             if i < 0:
