@@ -245,19 +245,28 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
     <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a webhook is set, and returns
     the summary's path."""
     owner_only_writes()
+    for r in results:  # what is printed, recorded and posted carries no credential
+        r.errors = [alerts.redact(e) for e in r.errors]
     started = dt.datetime.now(dt.UTC)
-    con = db.connect(settings.db_path)
     try:
+        con = db.connect(settings.db_path)
         db.init_schema(con)
+    except Exception as exc:  # no warehouse (locked, disk full): still say so in the summary
+        for r in results:
+            r.status, r.rows = "failed", 0
+            r.errors.append(alerts.redact(f"{r.provider}: warehouse unavailable: {exc}"))
+        return alerts.finish_run(settings, run_id, results)
+    try:
         for r in results:
             if r.status != "failed" and r.snapshot_date is not None:
                 try:
                     table = lake.read_partition(settings.lake_root, r.snapshot_date, r.provider)
                     db.load_partition(con, r.snapshot_date, r.provider, table)
                 except Exception as exc:  # one transaction: nothing of this day was loaded
-                    r.status = "failed"
-                    r.errors.append(f"{r.provider}: loading {r.snapshot_date} into the "
-                                    f"warehouse failed: {alerts.redact(str(exc))}")
+                    r.status, r.rows = "failed", 0
+                    r.errors.append(alerts.redact(
+                        f"{r.provider}: loading {r.snapshot_date} into the warehouse failed: "
+                        f"{exc}"))
             message = None
             if r.status == "failed":
                 row = con.execute("SELECT max(snapshot_date) FROM offers WHERE provider = ?",
@@ -269,7 +278,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
             db.record_run(
                 con, run_id=run_id, provider=r.provider, snapshot_date=r.snapshot_date,
                 status=r.status, rows=r.rows, quarantined=r.quarantined,
-                error=alerts.redact(r.message) or None, message=message,
+                error=r.message or None, message=message,
                 started_at=started, finished_at=dt.datetime.now(dt.UTC),
             )
     finally:

@@ -480,3 +480,12 @@ def test_archive_and_data_folder_are_owner_writable_only(tmp_path):
     loose = {str(p.relative_to(tmp_path)): oct(p.stat().st_mode & 0o777) for p in made
              if p.stat().st_mode & 0o022}
     assert loose == {}
+
+
+def test_an_unusable_warehouse_still_writes_the_summary(settings):
+    res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
+    settings.db_path.mkdir(parents=True)  # a folder where the DuckDB file should be
+    summary = pipeline.load(settings, [res], "no-db")
+    assert res.status == "failed" and res.rows == 0
+    assert "runpod: warehouse unavailable: " in res.errors[-1]
+    assert "warehouse unavailable" in summary.read_text()
