@@ -17,9 +17,10 @@ from flows.pipeline import DayResult
 
 @task(name="crawl-parse-check", retries=1, retry_delay_seconds=30, cache_policy=NO_CACHE)
 def provider_task(settings: Settings, provider: str, replay: str | None) -> list[DayResult]:
-    """One provider end to end up to the lake. Live: its spider runs in a child process."""
+    """One provider end to end up to the lake. Live: its spider runs in a child process, tried
+    again with backoff while it fetches nothing (pipeline.live_day_with_backoff)."""
     if replay is None:
-        return [pipeline.live_day(settings, provider)]
+        return [pipeline.live_day_with_backoff(settings, provider)]
     dates = pipeline.parse_dates(replay, settings, [provider])
     results = pipeline.reparse(settings, provider, dates)
     if not results:

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -322,6 +323,35 @@ def live_day(settings: Settings, provider: str) -> DayResult:
     res.errors = crawl_errors + res.errors
     if res.status == "ok" and crawl_errors:
         res.status = "degraded"
+    return res
+
+
+def backoff_delays() -> list[float]:
+    """Seconds to wait before each new attempt at a provider whose crawl fetched nothing
+    (GPUPRICES_PROVIDER_BACKOFF, comma-separated; default 60 then 300: a site that is down for
+    a minute or rate-limits a burst gets a second and a third chance, spaced out)."""
+    text = os.environ.get("GPUPRICES_PROVIDER_BACKOFF", "60,300")
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        return [60.0, 300.0]
+
+
+def live_day_with_backoff(settings: Settings, provider: str,
+                          delays: list[float] | None = None, sleep=time.sleep) -> DayResult:
+    """live_day, tried again after each delay while the crawl fetched nothing at all. A night
+    that fetched pages but could not parse them is not retried: the bytes would be the same."""
+    delays = backoff_delays() if delays is None else delays
+    res = live_day(settings, provider)
+    for attempt, delay in enumerate(delays, start=2):
+        if not (res.status == "failed" and res.snapshot_date is None):
+            break
+        sleep(delay)
+        first_errors = res.errors
+        res = live_day(settings, provider)
+        if res.status == "failed":
+            res.errors = first_errors + [f"{provider}: attempt {attempt} after {delay:g} s: {e}"
+                                         for e in res.errors]
     return res
 
 

@@ -228,7 +228,7 @@ def test_network_unreachable_fails_cleanly_and_keeps_the_last_good_snapshot(tmp_
     args = ["--data-dir", tmp_path / "data", "--archive", runpod_archive]
     assert gp("crawl", "--replay", "all", "-p", "runpod", *args).returncode == 0
     proxy = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
-             "GPUPRICES_CRAWL_SETTINGS": "", "no_proxy": ""}
+             "GPUPRICES_PROVIDER_BACKOFF": "", "no_proxy": ""}
     r = gp("crawl", "--live", "-p", "runpod", *args, env=proxy)
     assert r.returncode == 1 and "FAILED runpod: https://api.runpod.io/graphql" in r.stderr
     summary = Path(re.search(r"run summary: (\S+)", r.stdout).group(1)).read_text()
@@ -489,3 +489,25 @@ def test_an_unusable_warehouse_still_writes_the_summary(settings):
     assert res.status == "failed" and res.rows == 0
     assert "runpod: warehouse unavailable: " in res.errors[-1]
     assert "warehouse unavailable" in summary.read_text()
+
+
+def test_a_provider_that_fetched_nothing_is_retried_with_backoff(settings, monkeypatch):
+    outcomes = [
+        pipeline.DayResult("runpod", None, status="failed", errors=["runpod: (crawl): refused"]),
+        pipeline.DayResult("runpod", None, status="failed", errors=["runpod: (crawl): 429"]),
+        pipeline.DayResult("runpod", DAY, rows=61),
+    ]
+    monkeypatch.setattr(pipeline, "live_day", lambda s, p: outcomes.pop(0))
+    slept = []
+    res = pipeline.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
+    assert (res.status, res.rows, slept) == ("ok", 61, [60, 300])
+    # Out of attempts: every attempt's error is kept.
+    outcomes[:] = [pipeline.DayResult("runpod", None, status="failed", errors=[f"e{i}"])
+                   for i in range(2)]
+    res = pipeline.live_day_with_backoff(settings, "runpod", [5], sleep=slept.append)
+    assert res.status == "failed" and res.errors == ["e0", "runpod: attempt 2 after 5 s: e1"]
+    # Pages fetched but unreadable: not retried, the bytes would be the same.
+    outcomes[:] = [pipeline.DayResult("runpod", DAY, status="failed", errors=["layout"])]
+    slept.clear()
+    assert pipeline.live_day_with_backoff(settings, "runpod", [5], sleep=slept.append).errors \
+        == ["layout"] and slept == []
