@@ -82,6 +82,7 @@ def test_p4d_offer_file_on_demand_and_capacity_block_dropped():
     assert o.effective_from is None  # 2024-05-01 is past: kept in extra, not a future price
     assert o.extra["effective_date"] == "2024-05-01T00:00:00Z"
     assert o.extra["aws_sku"] == "H7NGEAC6UEHNTKSJ"
+    assert o.extra["source"] == "api" and o.extra["gpu_wording"] == "NVIDIA A100"
     assert o.extra["publication_date"] == "2024-05-28T20:35:22Z"
     assert o.vcpus == 96 and o.ram_gb == 1152
     # the Capacity Block product YSXJGN78QTXNVGDQ is priced $0.00 and is not an offer

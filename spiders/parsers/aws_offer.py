@@ -141,7 +141,9 @@ class _Collector:
         known = lookup(itype)
         gpu_attr = _num(attrs.get("gpu"))
         extra: dict[str, Any] = {
-            "source": "offer_file",
+            # "api" as for the other providers' machine-readable sources; which one it is:
+            "source": "api",
+            "document": "price_list_offer_file",
             "instance_type": itype,
             "aws_sku": sku,
             "location": attrs.get("location"),
