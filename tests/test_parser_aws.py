@@ -492,3 +492,21 @@ def test_offer_file_terms_with_mixed_layout():
     offers = parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))
     assert [(o.sku, o.price_per_hour) for o in offers] == [
         ("p4d.24xlarge", pytest.approx(32.7726))]
+
+
+def test_pipeline_attaches_the_days_advisor_band_to_spot_offers(tmp_path):
+    """Both real captures archived on one day: parse_archive reads the advisor capture (which
+    holds no prices) and hands its bands to the spot offers of the same day."""
+    from flows.pipeline import parse_archive
+    from spiders.archive import append_captures, archive_path
+
+    when = dt.datetime(2025, 6, 28, 2, tzinfo=dt.UTC)
+    append_captures(tmp_path, [
+        Capture(provider="aws", url=SPOT_URL, body=SPOTJS.read_bytes(), captured_at=when),
+        Capture(provider="aws", url=aws_source.SPOT_ADVISOR, body=ADVISOR.read_bytes(),
+                captured_at=when + dt.timedelta(minutes=1)),
+    ])
+    parsed = parse_archive(archive_path(tmp_path, "aws", when.date()), "aws")
+    assert parsed.errors == [] and parsed.captures == 1  # the advisor is not a price document
+    p4d = by_sku(parsed.offers, "p4d.24xlarge", "us-east-1", "spot")
+    assert p4d.extra["interruption_band"] == "10-15%"

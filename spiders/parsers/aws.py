@@ -267,6 +267,22 @@ def attach_interruption_bands(offers: list[Offer],
     return offers
 
 
+def postprocess(offers: list[Offer], captures: list) -> list[Offer]:
+    """Whole-day step (spiders.parsers.postprocess): spot offers take the interruption band
+    from the same day's spot-advisor capture, when the day has one that reads."""
+    if not any(o.pricing_model == "spot" for o in offers):
+        return offers
+    for cap in captures:
+        if not urlsplit(cap.url).path.endswith("spot-advisor-data.json") or cap.status != 200:
+            continue
+        try:
+            bands = interruption_bands(cap.body)
+        except (ValueError, KeyError, TypeError):
+            continue  # a broken advisor file costs the bands, never the day's prices
+        return attach_interruption_bands(offers, bands)
+    return offers
+
+
 # -- daily series row (history backfill) -------------------------------------------------------
 
 
