@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/faults.py [--rows]
 
-Mutation corpus: every real capture in tests/fixtures/raw/ (via snapshots/manifest.csv, plus the
-AWS p5 daily series) x 12 mutations (truncated, emptied, tags stripped, prices as text, tables
-reordered, another provider's page, random bytes, ...). A case survives when the parser raises
-ParseError or returns only offers of the original capture at identical prices.
+Mutation corpus: every real capture in tests/fixtures/raw/ (snapshots/manifest.csv, the
+AWS p5 daily series and the remaining raw files) x 12 mutations (truncated, emptied, tags
+stripped, prices as text, tables reordered, another provider's page, random bytes, ...). A
+case survives when the parser raises ParseError or returns only offers of the original capture
+at identical prices.
 
 Crash cases, each on the real Runpod captures in a fresh data folder: SIGKILL during the Parquet
 write (first write and rewrite), SIGKILL during the DuckDB load (first load and reload), a full

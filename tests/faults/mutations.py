@@ -1,5 +1,6 @@
 """A mutation corpus made from every real capture in tests/fixtures/raw/ (via
-snapshots/manifest.csv, plus the AWS p5 daily series through its reader), and the rule each
+snapshots/manifest.csv, the AWS p5 daily series through its reader, and the remaining raw files
+of each provider), and the rule each
 mutant must obey: the parser raises ParseError, or returns offers that are all among the
 original capture's offers with identical prices. Anything else (another exception, a price
 the original does not hold) is a failure."""
@@ -40,6 +41,18 @@ def real_captures() -> list[Capture]:
     p5 = captures_from_p5_series(P5_SERIES)
     p5[0].origin = str(P5_SERIES.relative_to(ROOT))
     caps.append(p5[0])
+    # Captures the manifest leaves out (test slices, derived files): their provider from the
+    # folder, a date from the file name; parsers choose the layout by content.
+    known = {c.origin for c in caps}
+    for path in sorted(RAW.glob("*/*")):
+        rel = str(path.relative_to(ROOT))
+        if path.parent.name not in PROVIDERS or rel in known or not path.is_file():
+            continue
+        m = re.search(r"(20\d\d)-?(\d\d)-?(\d\d)?", path.name)
+        day = f"{m.group(1)}-{m.group(2)}-{m.group(3) or '01'}" if m else "2026-01-01"
+        caps.append(Capture(provider=path.parent.name, url=f"file:///{rel}",
+                            body=path.read_bytes(), origin=rel,
+                            captured_at=parse_timestamp(f"{day}T12:00:00Z")))
     return caps
 
 
