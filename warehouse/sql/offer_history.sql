@@ -6,22 +6,25 @@
 -- (gaps-and-islands: within one identity and price, consecutive provider snapshots share
 -- snapshot_no - dense_rank). n_snapshots counts the snapshot dates in the run.
 -- is_current: the run reaches the provider's latest snapshot.
+-- provider and gpu_model (part of the identity) are window partition and group keys so that a
+-- filter on them (`WHERE gpu_model = 'H100-SXM-80GB'`) is applied before the window, not after
+-- it over the whole history.
 CREATE OR REPLACE VIEW offer_history AS
 WITH islands AS (
     SELECT
         *,
         snapshot_no - dense_rank() OVER (
-            PARTITION BY offer_id, price_per_hour
+            PARTITION BY provider, gpu_model, offer_id, price_per_hour
             ORDER BY snapshot_no
         ) AS island
     FROM offer_observations
 )
 SELECT
     offer_id,
-    any_value(provider) AS provider,
+    provider,
     any_value(sku) AS sku,
     any_value(region) AS region,
-    any_value(gpu_model) AS gpu_model,
+    gpu_model,
     any_value(gpu_count) AS gpu_count,
     any_value(pricing_model) AS pricing_model,
     any_value(commitment_months) AS commitment_months,
@@ -37,4 +40,4 @@ SELECT
     max(snapshot_no) - min(snapshot_no) + 1 AS n_snapshots,
     max(snapshot_no) = any_value(provider_snapshots) AS is_current
 FROM islands
-GROUP BY offer_id, price_per_hour, island
+GROUP BY provider, gpu_model, offer_id, price_per_hour, island

@@ -9,14 +9,22 @@
 -- snapshot_no numbers the provider's own snapshot dates (1 = its first), so a gap in an
 -- offer's snapshot_no means the provider was read that day and the offer was absent.
 CREATE OR REPLACE VIEW offer_observations AS
-WITH keyed AS (
+WITH variants AS (
+    -- Parsed once per distinct extra (a few hundred values a year), not once per row: JSON
+    -- extraction over every row was the cost of every history query.
     SELECT
-        *,
-        coalesce(concat_ws('|',
-            json_extract_string(extra, '$.offer_key'),
-            json_extract_string(extra, '$.source'),
-            json_extract_string(extra, '$.provider_term')), '') AS variant
-    FROM offers
+        extra,
+        coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant
+    FROM (
+        SELECT extra,
+               json_extract_string(extra, ['$.offer_key', '$.source', '$.provider_term']) AS v
+        FROM (SELECT DISTINCT extra FROM offers)
+    )
+),
+keyed AS (
+    SELECT o.*, coalesce(v.variant, '') AS variant
+    FROM offers AS o
+    LEFT JOIN variants AS v ON v.extra = o.extra
 ),
 snapshots AS (
     SELECT
