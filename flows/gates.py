@@ -194,8 +194,9 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
             wording = o.extra.get("gpu_wording", o.sku)
             out.bad.append((o, f"unmapped GPU wording {wording!r}"))
             continue
-        key = (o.sku, o.region, o.pricing_model, o.commitment_months, o.effective_from,
-               o.source_url, o.extra.get("variant"))
+        # Same identity as the warehouse's (offer_key, source, provider_term tell apart rows
+        # such as Azure's Spot and Low Priority for one SKU), read off the same page.
+        key = (identity(o), o.gpu_count, o.source_url)
         if key in seen:
             out.bad.append((o, "duplicate of another row from the same page"))
             continue
