@@ -6,10 +6,10 @@ warehouse answers.
 1. Real offers: every capture of snapshots/manifest.csv is archived in a temporary raw archive and
    parsed with today's parsers (flows.pipeline.reparse), plus the bundled ECB rates.
 2. Synthetic year: the real offers are replicated into extra regions until a night holds at
-   least --offers rows; night by night a few prices move (0.2% of fixed-price offers, 5% of spot
-   offers, by a few percent), a few offers are withdrawn and come back. Each night goes through
-   warehouse.lake.write_partition and warehouse.db.load_partition per provider, like the
-   pipeline's load.
+   least --offers listed rows; night by night a few prices move (0.2% of fixed-price offers,
+   5% of spot offers, by a few percent), a few offers are withdrawn and come back. Each night
+   goes through warehouse.lake.write_partition and warehouse.db.load_partition per provider,
+   like the pipeline's load.
 3. Timed (median of 3 runs, after one warm-up): one more night's load; cheapest_daily over the
    year; price_changes of the last 7 days; offer_history of one GPU model; the weekly report.
    Then the same questions with pandas over CSV files (one per night), as ratios.
@@ -56,6 +56,7 @@ TARGETS = {"load one night": 5.0, "cheapest_daily (year)": 1.0,
            "price_changes (last 7 days)": 1.0, "offer_history (one GPU model)": 1.0,
            "weekly report": 30.0}
 HISTORY_GPU = "H100-SXM-80GB"
+SORT_KEYS = [(k, "ascending") for k in ("gpu_model", "pricing_model", "sku", "region")]
 SEED = 20261130
 
 
@@ -113,8 +114,10 @@ class Year:
         move = self.rng.random(n) < self.move_rate
         self.price[move] *= np.clip(self.rng.normal(1.0, 0.06, move.sum()), 0.7, 1.3)
         self.price = np.round(self.price, 4)
-        flip = self.rng.random(n) < 0.001
-        self.active ^= flip
+        # 0.1% of listed offers are withdrawn each night, 3% of withdrawn ones come back: the
+        # listed share stays near 97% all year.
+        r = self.rng.random(n)
+        self.active = np.where(self.active, r >= 0.001, r < 0.03)
 
     def night(self, day: dt.date) -> dict[str, pa.Table]:
         captured = dt.datetime.combine(day, dt.time(2, 5), dt.UTC)
@@ -221,6 +224,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=None, help="work folder (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--no-pandas", action="store_true")
+    ap.add_argument("--sort-nights", action="store_true",
+                    help="sort each night by provider, gpu_model, pricing_model, sku, region "
+                         "before the load path (what the pipeline could do to compress better)")
     args = ap.parse_args()
     work = args.dir or Path(tempfile.mkdtemp(prefix="gpuprices-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -238,7 +244,8 @@ def run(work: Path, args: argparse.Namespace) -> None:
     counts = pc.value_counts(base.column("provider")).to_pylist()
     print(f"real offers: {base.num_rows} from "
           + ", ".join(f"{c['values']} {c['counts']}" for c in counts))
-    table = replicate(base, args.offers)
+    # ~3% of offers are withdrawn on a given night (see Year.step): replicate a little more.
+    table = replicate(base, int(args.offers / 0.96) + 1)
     year = Year(table)
     s = Settings(work / "data", work / "snapshots").ensure()
     con = db.connect(s.db_path)
@@ -251,7 +258,10 @@ def run(work: Path, args: argparse.Namespace) -> None:
     for i, day in enumerate(days):
         if i:
             year.step()
-        rows += load_night(s, con, day, year.night(day))
+        night = year.night(day)
+        if args.sort_nights:
+            night = {p: t.sort_by(SORT_KEYS) for p, t in night.items()}
+        rows += load_night(s, con, day, night)
         if (i + 1) % 50 == 0:
             print(f"  {i + 1} nights, {rows:,} rows, {time.perf_counter() - t:.0f} s")
     build_s = time.perf_counter() - t
@@ -264,6 +274,8 @@ def run(work: Path, args: argparse.Namespace) -> None:
     extra_day = days[-1] + dt.timedelta(days=1)
     year.step()
     night = year.night(extra_day)
+    if args.sort_nights:
+        night = {p: t.sort_by(SORT_KEYS) for p, t in night.items()}
     results["load one night"], _ = timed(lambda: load_night(s, con, extra_day, night))
     last = extra_day
     results["cheapest_daily (year)"], cd = timed(
