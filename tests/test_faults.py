@@ -37,16 +37,7 @@ from warehouse.contract import PROVIDERS
 # ours to edit). Listed exactly so that the test fails when one is fixed (remove it here) or a
 # new one appears. Both are contained by the pipeline: parse_archive turns a crash into that
 # page's ParseError, and neither affects the other captures.
-KNOWN_PARSER_WEAKNESSES = {
-    # gcp_billing reads a price given as text with float() and raises ValueError.
-    ("gcp", "tests/fixtures/raw/gcp/opencost_billing_catalog_skus_a100_a2_20230810.json",
-     "prices-as-text"),
-    # The one-row p5 CSV cut inside its last price ("98.32" -> "98.") parses as 98.0: a CSV
-    # without its final newline is not refused as truncated.
-    ("aws", "tests/fixtures/raw/aws/"
-     "amorton45_p5.48xlarge_us-east-1_ondemand_daily_2025-04_2026-08.csv",
-     "truncated-last-byte"),
-}
+KNOWN_PARSER_WEAKNESSES: set[tuple[str, str, str]] = set()
 
 
 @pytest.fixture(scope="module")

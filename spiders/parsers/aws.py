@@ -290,7 +290,12 @@ def parse_history_row(body: bytes, meta: CaptureMeta) -> list[Offer]:
     """One row of a daily on-demand price series (header timestamp,instance,price_usd). The
     region is named in the capture URL's fragment: `#<instance>/<region>/<date>` (set by
     spiders/history_aws.py)."""
-    rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"))))
+    text = body.decode("utf-8", errors="replace")
+    if not text.endswith("\n"):
+        # spiders/history_aws.py ends every row with a newline: without it the body was cut
+        # and its last price may be short ("98.32" -> "98.").
+        raise ParseError(meta.provider, meta.url, "price series row truncated (no final newline)")
+    rows = list(csv.DictReader(io.StringIO(text)))
     fragment = unquote(urlsplit(meta.url).fragment)
     parts = fragment.split("/")
     if len(parts) != 3:

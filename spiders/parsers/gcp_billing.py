@@ -97,7 +97,11 @@ def parse_billing(data: dict[str, Any], meta: CaptureMeta) -> list[Offer]:
     skus = data.get("skus")
     if not isinstance(skus, list):
         raise ParseError(meta.provider, meta.url, "Billing Catalog page without a skus list")
-    parts = _parts(skus)
+    try:
+        parts = _parts(skus)
+    except (ValueError, TypeError, AttributeError) as exc:
+        # units/nanos are numbers (or numeric strings) in the API; anything else is not a price.
+        raise ParseError(meta.provider, meta.url, f"a SKU price is not a number ({exc})") from exc
     offers: list[Offer] = []
     for m in machines().values():
         needs = _needs(m)
