@@ -59,7 +59,13 @@ def _status_table(results: list[pipeline.DayResult]) -> Table:
                  else "degraded" if any(r.status == "degraded" for r in rs) else "ok")
         problems = [e for r in rs for e in r.errors]
         style = {"ok": "green", "degraded": "yellow", "failed": "red"}[worst]
-        t.add_row(provider, str(len(dated)), str(latest or "-"), f"[{style}]{worst}[/{style}]",
+        shown = worst
+        stale = [r for r in rs if r.status == "failed" and r.stale_since is not None]
+        if stale:
+            # Its last good snapshot stays the latest it offers: say how old that is.
+            shown = f"failed, stale ({stale[-1].stale_days} d)"
+            latest = latest or stale[-1].stale_since
+        t.add_row(provider, str(len(dated)), str(latest or "-"), f"[{style}]{shown}[/{style}]",
                   str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
                   (problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
                   if problems else "")
