@@ -9,9 +9,12 @@ warehouse and hands the rows over.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from sizing.cost import (
@@ -28,6 +31,39 @@ from sizing.workload import Workload
 from warehouse.gpus import gpu_models
 
 MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
+NODE_SHAPES_CSV = Path(__file__).parent / "node_shapes.csv"
+
+
+@cache
+def node_shapes() -> dict[str, tuple[int, ...]]:
+    """Providers that quote one GPU's price but sell nodes of several GPUs (sizing/node_shapes.csv,
+    a source per row): provider -> GPUs per node it sells, smallest first."""
+    with NODE_SHAPES_CSV.open(newline="") as fh:
+        return {r["provider"]: tuple(sorted(int(x) for x in r["shapes"].split()))
+                for r in csv.DictReader(fh)}
+
+
+def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: float,
+              cache_: _Cache) -> int:
+    """GPUs per node to buy from this offer. An instance with a fixed GPU count is bought as it
+    is. A per-GPU price from a provider that sells multi-GPU nodes is bought as the smallest
+    node that holds the workload's GPUs (or, when it fixes none, on which it fits), so that an
+    8-GPU job is one NVLink node, not eight single-GPU pods over Ethernet."""
+    shapes = node_shapes().get(provider) if count == 1 else None
+    if not shapes:
+        return count
+    key = (wi, gpu, provider)
+    if key in cache_.shapes:
+        return cache_.shapes[key]
+    if w.gpus:
+        chosen = next((s for s in shapes if s >= w.gpus), shapes[-1])
+    elif w.sharding == "none":
+        chosen = shapes[0]  # replicas do not split memory: more GPUs never make it fit
+    else:
+        chosen = next((s for s in shapes if cache_.memory(wi, w, gpu, s, cap).fits),
+                      shapes[-1])
+    cache_.shapes[key] = chosen
+    return chosen
 POOR_SCALING = 0.8  # below this scaling efficiency the verdict says so
 
 
@@ -111,6 +147,7 @@ class _Cache:
         self.plans: dict[tuple, RunPlan] = {}
         self.layouts: dict[tuple, tuple[int, bool, float]] = {}
         self.quick_plans: dict[tuple, RunPlan | None] = {}
+        self.shapes: dict[tuple, int] = {}
 
     def plan(self, wi: int, w: Workload, tokens_per_s: float, usd_factor: float) -> RunPlan:
         key = (wi, tokens_per_s, usd_factor)
@@ -195,7 +232,8 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     count = float(o.get("gpu_count") or 0)
     if gpu not in known or count < 1 or count != int(count):
         return (True, math.inf, 1e9)
-    per_node = int(count)
+    per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
+                         known[gpu].memory_gb, cache)
     lkey = (wi, gpu, per_node)
     lay = cache.layouts.get(lkey)
     if lay is None:
@@ -224,7 +262,7 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
         if band not in band_cache:
             band_cache[band] = preemptions_per_hour(band)
         lam = band_cache[band]
-    rate = float(o.get("price_per_hour") or 0) * conv * nodes
+    rate = float(o.get("price_per_hour") or 0) * per_node / count * conv * nodes
     return (_suspect(o), per_checkpoint(plan, rate, lam), headroom)
 
 
@@ -274,8 +312,10 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         return reject(f"GPU model {gpu!r} not in warehouse/gpus.csv", "unknown_gpu")
     if count < 1 or count != int(count):
         return reject(f"{count:g} GPU per instance (a slice): not used for training", "slice")
-    per_node = int(count)
     spec = known[gpu]
+    per_node = _per_node(wi, w, gpu, base["provider"], int(count), spec.memory_gb, cache)
+    listed = price
+    price = price * per_node / count  # the node's price when a per-GPU price is scaled up
     nodes, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
     n = nodes * per_node
     common = dict(gpus_per_node=per_node, nodes=nodes, gpus=n,
@@ -315,6 +355,10 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         src = "provider band" if extra.get("interruption_band") else "default band"
         reasons.append(f"spot risk: {band} ({src}) -> {cost.expected_preemptions:.2f} "
                        f"preemptions, +{cost.rework_hours:.2f} h rework")
+    if per_node != int(count):
+        reasons.append(f"priced per GPU: a {per_node}-GPU node at {per_node} x {listed:g} "
+                       f"{cur}/h ({base['provider']} sells nodes of "
+                       f"{', '.join(map(str, node_shapes()[base['provider']]))} GPUs)")
     if cur != currency:
         reasons.append(f"{cur}->{currency} x{conv:.4f}")
     inputs = dict(cost.inputs)

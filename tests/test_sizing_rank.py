@@ -4,6 +4,7 @@ import json
 import math
 
 import pandas as pd
+import pytest
 
 from sizing.rank import fx_factor, rank
 from sizing.workload import workload_from_dict
@@ -141,3 +142,29 @@ def test_from_prices_rank_after_firm_prices():
     rows = rank([QLORA_70B], offers)["q70"]
     assert [r.sku for r in rows] == ["firm", "floor"]
     assert rows[1].verdict == "suspect_price" and "'from' price" in rows[1].reason
+
+
+FULL_8B_8GPU = workload_from_dict(dict(
+    name="f8", model="Llama 3.1 8B", method="full", precision="bf16-mixed", sharding="fsdp",
+    gpus=8, seq_len=4096, micro_batch=2, grad_checkpointing=True, tokens=1e9,
+    checkpoint_every_tokens=1e8))
+
+
+def test_per_gpu_prices_are_bought_as_multi_gpu_nodes_where_the_provider_sells_them():
+    # Runpod quotes one GPU's price and sells Pods of up to 8 GPUs (sizing/node_shapes.csv):
+    # the 8-GPU job is one 8-GPU node at 8 x the price, not eight 1-GPU pods over Ethernet.
+    runpod = _offer("H100 SXM/secure", "H100-SXM-80GB", 1, 2.69, provider="runpod")
+    other = _offer("h100.1x", "H100-SXM-80GB", 1, 2.69, provider="elsewhere")
+    rows = {r.provider: r for r in rank([FULL_8B_8GPU], [runpod, other])["f8"]}
+    assert (rows["runpod"].gpus_per_node, rows["runpod"].nodes) == (8, 1)
+    assert rows["runpod"].price_per_hour == pytest.approx(8 * 2.69)
+    assert "priced per GPU: a 8-GPU node" in rows["runpod"].reason
+    assert (rows["elsewhere"].gpus_per_node, rows["elsewhere"].nodes) == (1, 8)
+    # Same GPUs and price per GPU-hour: the single node is faster, so cheaper per checkpoint.
+    assert rows["runpod"].cost_per_checkpoint < rows["elsewhere"].cost_per_checkpoint
+
+
+def test_a_job_that_fits_one_gpu_buys_one_gpu_from_a_per_gpu_price():
+    (row,) = rank([QLORA_70B], [_offer("H100 SXM/secure", "H100-SXM-80GB", 1, 2.69,
+                                       provider="runpod")])["q70"]
+    assert (row.gpus_per_node, row.nodes, row.price_per_hour) == (1, 1, 2.69)
