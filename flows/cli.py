@@ -114,6 +114,10 @@ def run_lock(settings: Settings) -> Iterator[None]:
 def _run_direct(settings: Settings, providers: list[str], replay: str | None
                 ) -> list[pipeline.DayResult]:
     results: list[pipeline.DayResult] = []
+    if replay is None:
+        problem = pipeline.fetch_fx_live(settings)
+        if problem:
+            err.print(f"warning: {problem}", highlight=False)
     for p in providers:
         if replay is None:
             results.append(pipeline.live_day(settings, p))

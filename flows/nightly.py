@@ -29,6 +29,12 @@ def provider_task(settings: Settings, provider: str, replay: str | None) -> list
     return results
 
 
+@task(name="ecb-rates", retries=2, retry_delay_seconds=60, cache_policy=NO_CACHE)
+def fx_task(settings: Settings) -> str | None:
+    """Today's ECB rates into the archive; the load step puts them in fx_rates."""
+    return pipeline.fetch_fx_live(settings)
+
+
 @task(name="load", cache_policy=NO_CACHE)
 def load_task(settings: Settings, results: list[DayResult], run_id: str) -> None:
     pipeline.load(settings, results, run_id)
@@ -38,6 +44,7 @@ def load_task(settings: Settings, results: list[DayResult], run_id: str) -> None
 def nightly_flow(settings: Settings, providers: list[str], replay: str | None = None
                  ) -> list[DayResult]:
     run_id = pipeline.new_run_id()
+    fx_future = fx_task.submit(settings) if replay is None else None
     futures = [provider_task.submit(settings, p, replay) for p in providers]
     results: list[DayResult] = []
     for provider, fut in zip(providers, futures, strict=True):
@@ -46,5 +53,9 @@ def nightly_flow(settings: Settings, providers: list[str], replay: str | None = 
         except Exception as exc:  # a provider that crashed never stops the others
             results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
                                      errors=[f"{provider}: {exc}"]))
+    if fx_future is not None:
+        problem = fx_future.result()
+        if problem:
+            print(f"warning: {problem}")
     load_task(settings, results, run_id)
     return results

@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from flows import alerts, gates
 from flows.config import Settings
+from spiders import fx
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
 from warehouse import db, lake
@@ -282,9 +283,33 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
                 error=r.message or None, message=message,
                 started_at=started, finished_at=dt.datetime.now(dt.UTC),
             )
+        load_fx(settings, con)
     finally:
         con.close()
     return alerts.finish_run(settings, run_id, results)
+
+
+def fetch_fx_live(settings: Settings) -> str | None:
+    """Fetch today's ECB reference rates into the archive (a live run's currency step). Returns
+    a problem to report, or None."""
+    try:
+        caps = fx.fetch_ecb(settings.archive_root)
+    except Exception as exc:
+        return alerts.redact(f"ecb: rates not fetched: {exc}")
+    bad = [c for c in caps if c.status != 200]
+    return f"ecb: {bad[0].url}: HTTP {bad[0].status}" if bad else None
+
+
+def load_fx(settings: Settings, con) -> int:
+    """Load the archived ECB rates into fx_rates, so every price converts at the rate of its
+    own snapshot date. Rates that cannot be read cost the EUR columns, never the run."""
+    if not any(settings.archive_root.glob("*/ecb.warc.gz")):
+        return 0
+    try:
+        return fx.load_fx_from_archive(settings.archive_root, con)
+    except Exception as exc:
+        print(alerts.redact(f"warning: ECB rates not loaded: {exc}"), file=sys.stderr)
+        return 0
 
 
 def crawl_live(settings: Settings, provider: str, timeout_s: int = CRAWL_TIMEOUT_S) -> dict:

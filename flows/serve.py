@@ -22,7 +22,7 @@ from prefect.deployments.runner import RunnerDeployment
 from prefect.schedules import Cron
 
 from flows.config import Settings, settings_from
-from flows.report_cli import NIGHTLY_CRON, WEEKLY_CRON, refresh_fx
+from flows.report_cli import NIGHTLY_CRON, WEEKLY_CRON
 from warehouse.contract import PROVIDERS
 
 TIMEZONE = "UTC"
@@ -33,15 +33,15 @@ ONE_AT_A_TIME = ConcurrencyLimitConfig(
 @flow(name="gpuprices-scheduled-nightly", log_prints=False)
 def scheduled_nightly(data_dir: str, archive_root: str, providers: list[str] | None = None
                       ) -> dict[str, str]:
-    """The nightly flow under the run lock of its data folder, then the ECB rates. Fails (so the
+    """The nightly flow (crawls and ECB rates) under the run lock of its data folder. Fails (so the
     UI shows red) when a provider failed; the others are loaded all the same."""
     from flows.cli import run_lock
     from flows.nightly import nightly_flow
 
     settings = settings_from(data_dir, archive_root).ensure()
     with run_lock(settings):
+        # Live: the flow fetches today's ECB rates beside the crawls and loads them.
         results = nightly_flow(settings, list(providers or PROVIDERS), None)
-        refresh_fx(settings, fetch=True)
     status = {r.provider: r.status for r in results}
     failed = sorted(p for p, s in status.items() if s == "failed")
     if failed:

@@ -114,3 +114,18 @@ def test_real_price_moves_across_layouts_show_in_price_changes(tmp_path, manifes
             ('H100-SXM-80GB', 'A100-SXM-80GB') and gpu_count = 1 order by provider""")
     assert moves == [("crusoe", "2025-05-21", "2026-10-04", 1.95, 2.30),
                      ("nebius", "2024-11-15", "2026-07-12", 2.95, 3.85)]
+
+
+def test_load_puts_archived_ecb_rates_in_fx_rates_so_eur_prices_show(tmp_path,
+                                                                      manifest_archive):
+    settings = Settings(data_dir=tmp_path / "data",
+                        archive_root=manifest_archive("runpod", "ecb")).ensure()
+    pipeline.load(settings, pipeline.reparse(settings, "runpod", [dt.date(2026, 9, 29)]), "r1")
+    (usd, eur), = _q(settings, """
+        select price_per_gpu_hour_usd, price_per_gpu_hour_eur from cheapest_daily
+        where day = '2026-09-29' and gpu_model = 'H100-SXM-80GB'
+          and pricing_model = 'on_demand'""")
+    # ECB USD rate of 2026-09-29 (the latest on or before the snapshot), from the bundled history.
+    (rate,) = _q(settings, "select rate_per_eur from fx_rates where currency = 'USD' "
+                           "and date <= '2026-09-29' order by date desc limit 1")[0]
+    assert usd == 3.49 and eur == pytest.approx(3.49 / rate) and 1.0 < rate < 1.4
