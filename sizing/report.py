@@ -380,16 +380,16 @@ def _trend(con, end: dt.date, currency: str) -> tuple[Table, list[dt.date]]:
     ends = [end - dt.timedelta(weeks=i) for i in range(TREND_WEEKS - 1, -1, -1)]
     start = ends[0] - dt.timedelta(days=STALE_DAYS)
     agg = _fx_sql(_agg_sql(start, end))
-    weeks_sql = " UNION ALL ".join(f"SELECT DATE '{e.isoformat()}' AS week_end" for e in ends)
+    params = dict(start=start, end=end, cur=currency, ends=ends, stale_days=STALE_DAYS)
     rows = _q(con, f"""
         WITH a AS ({agg}),
         snaps AS (SELECT DISTINCT provider, snapshot_date FROM a),
-        w AS ({weeks_sql}),
+        w AS (SELECT unnest($ends::DATE[]) AS week_end),
         pick AS (
             SELECT w.week_end, s.provider, max(s.snapshot_date) AS snapshot_date
             FROM w JOIN snaps AS s
               ON s.snapshot_date <= w.week_end
-             AND s.snapshot_date > w.week_end - INTERVAL {STALE_DAYS} DAY
+             AND s.snapshot_date > w.week_end - $stale_days::INTEGER
             GROUP BY ALL
         )
         SELECT pick.week_end, a.gpu_model, min(a.p * a.fx) AS lowest,
@@ -397,7 +397,7 @@ def _trend(con, end: dt.date, currency: str) -> tuple[Table, list[dt.date]]:
         FROM pick JOIN a USING (provider, snapshot_date)
         WHERE a.fx IS NOT NULL
         GROUP BY ALL ORDER BY 1, 2
-    """, start=start, end=end, cur=currency)  # noqa: S608 (values are parameters)
+    """, **params)  # noqa: S608 (agg is our SQL; values are parameters)
     table = Table("gpu_trend_12w",
                   f"Lowest on-demand price per GPU-hour, last {TREND_WEEKS} weeks ({currency})",
                   [Column("week_end", "week ending"), Column("gpu_model", "GPU"),
@@ -521,7 +521,7 @@ def _health(con, start: dt.date, end: dt.date) -> Table:
                                             WHERE snapshot_date <= $end GROUP BY provider)
         GROUP BY ALL
     """, end=end)}
-    runs = {r["provider"]: r for r in _q(con, f"""
+    runs = {r["provider"]: r for r in _q(con, """
         WITH r AS (
             SELECT *, coalesce(started_at::DATE,
                                try_strptime(left(run_id, 15), '%Y%m%dT%H%M%S')::DATE) AS run_day
@@ -529,13 +529,13 @@ def _health(con, start: dt.date, end: dt.date) -> Table:
         )
         SELECT provider,
                count(*) AS runs,
-               count(*) FILTER (WHERE status IN {FAILED_STATUSES}) AS failures,
+               count(*) FILTER (WHERE list_contains($failed::VARCHAR[], status)) AS failures,
                arg_max(coalesce(error, message), run_day)
-                   FILTER (WHERE status IN {FAILED_STATUSES}) AS last_error
+                   FILTER (WHERE list_contains($failed::VARCHAR[], status)) AS last_error
         FROM r
         WHERE coalesce(snapshot_date, run_day) BETWEEN $start AND $end
         GROUP BY provider
-    """, start=start, end=end)}  # noqa: S608 (a constant tuple)
+    """, start=start, end=end, failed=list(FAILED_STATUSES))}
     out = []
     for p in PROVIDERS:
         snap = last.get(p, {}).get("last_snapshot")

@@ -371,13 +371,8 @@ VALUE_SPOT = re.compile(
     r"'[^'\s]*\x00|\x00[^'\s]*'|(=|<|>|\bIN|\bLIKE|\bLIMIT|\bOFFSET|\bINTERVAL|\bVALUES)"
     r"\s*\(?\x00",
     re.I)
-# Values from our own code (typed dates and constants, never provider text) formatted into SQL
-# in sizing/report.py; reported to its owner to become parameters. Listed exactly so the test
-# fails when another appears.
+# Reviewed exceptions, listed exactly so the test fails when another appears.
 KNOWN_FORMATTED_CONSTANTS = {
-    ("sizing/report.py", "e.isoformat()"),
-    ("sizing/report.py", "STALE_DAYS"),
-    ("sizing/report.py", "FAILED_STATUSES"),
     # COPY ... TO '<file>' takes no parameter for the file name in DuckDB; a temp path of ours.
     ("bench/warehouse_scale.py", "csv_dir / (day.isoformat() + '.csv')"),
 }
