@@ -281,3 +281,151 @@ def test_cheapest_now_puts_placeholder_prices_after_firm_ones(tmp_path):
     (row,) = _rows(con, "SELECT sku, firm_price FROM cheapest_now "
                         "WHERE gpu_model = 'A100-SXM-80GB' AND pricing_model = 'on_demand'")
     assert row == {"sku": "A100 SXM", "firm_price": True}
+
+
+# --- offer history maintained at load time ------------------------------------------------
+
+HISTORY_VIEWS = {
+    "offer_observations": "offer_id, snapshot_date, price_per_hour",
+    "price_changes": "offer_id, new_date, new_price_per_hour",
+    "offer_history": "offer_id, valid_from, price_per_hour",
+}
+
+
+def _views(con):
+    return {v: con.execute(f"SELECT * FROM {v} ORDER BY {order}").fetchall()  # noqa: S608
+            for v, order in HISTORY_VIEWS.items()}
+
+
+def _assert_matches_rebuild(con):
+    """The tables maintained load by load give the same views as deriving them afresh."""
+    incremental = _views(con)
+    db.rebuild_offer_points(con)
+    assert _views(con) == incremental
+
+
+def _table(provider, day, prices, extra=None):
+    """One partition: {sku: price or [prices]} for a provider-day (a list = same-day duplicate)."""
+    meta = CaptureMeta(provider=provider, url=f"https://example.test/{provider}",
+                       captured_at=dt.datetime.combine(day, dt.time(3), tzinfo=dt.UTC))
+    offers = []
+    for sku, price in prices.items():
+        for p in price if isinstance(price, list) else [price]:
+            offers.append(make_offer(meta, sku=sku, gpu_model="H100-SXM-80GB", gpu_count=1,
+                                     price_per_hour=p, pricing_model="on_demand",
+                                     extra=extra or {}))
+    return offers_to_table(offers)
+
+
+def test_history_tables_follow_every_load(con):
+    _assert_matches_rebuild(con)
+
+
+def test_reloading_a_middle_partition_recomputes_the_next_observation(con):
+    # runpod D2 reloaded with H100 at 2.50 (was 2.69) and the RTX 4090 now present at 0.44.
+    db.load_partition(con, D2, "runpod", _table("runpod", D2, {}))  # emptied first
+    meta = CaptureMeta(provider="runpod", url="https://example.test/runpod",
+                       captured_at=dt.datetime.combine(D2, dt.time(3), tzinfo=dt.UTC))
+    db.load_partition(con, D2, "runpod", offers_to_table([
+        make_offer(meta, sku="H100 SXM", gpu_model="H100-SXM-80GB", gpu_count=1,
+                   price_per_hour=2.50, pricing_model="community"),
+        make_offer(meta, sku="A100 SXM", gpu_model="A100-SXM-80GB", gpu_count=1,
+                   price_per_hour=1.64, pricing_model="on_demand"),
+        make_offer(meta, sku="RTX 4090", gpu_model="RTX4090-24GB", gpu_count=1,
+                   price_per_hour=0.44, pricing_model="community"),
+    ]))
+    rows = _rows(con, "SELECT sku, old_date, new_date, old_price_per_hour, new_price_per_hour, "
+                      "missed_snapshots FROM price_changes WHERE provider = 'runpod' "
+                      "ORDER BY sku, new_date")
+    assert [tuple(r.values()) for r in rows] == [
+        ("H100 SXM", D1, D2, 2.69, 2.50, 0),
+        ("H100 SXM", D2, D3, 2.50, 2.69, 0),
+        ("H100 SXM", D3, D4, 2.69, 2.39, 0),
+        # The 4090 is no longer absent on D2: its change now follows D2, back to back.
+        ("RTX 4090", D2, D3, 0.44, 0.34, 0),
+    ]
+    hist = con.execute("SELECT sku, price_per_hour, valid_from, valid_to, n_snapshots "
+                       "FROM offer_history WHERE provider = 'runpod' AND sku = 'RTX 4090' "
+                       "ORDER BY valid_from").fetchall()
+    assert hist == [("RTX 4090", 0.44, D1, D2, 2), ("RTX 4090", 0.34, D3, D4, 2)]
+    _assert_matches_rebuild(con)
+
+
+def test_removing_a_middle_snapshot_renumbers_missed_snapshots(con):
+    # runpod's D2 snapshot replaced by an empty one: runpod was not read that day after all,
+    # so the 4090's absence on D2 is no longer a missed snapshot.
+    db.load_partition(con, D2, "runpod", _table("runpod", D2, {}))
+    (row,) = _rows(con, "SELECT old_date, new_date, missed_snapshots FROM price_changes "
+                        "WHERE sku = 'RTX 4090'")
+    assert row == {"old_date": D1, "new_date": D3, "missed_snapshots": 0}
+    assert con.execute("SELECT valid_from, valid_to, n_snapshots FROM offer_history "
+                       "WHERE sku = 'H100 SXM' AND provider = 'runpod' ORDER BY valid_from"
+                       ).fetchall() == [(D1, D3, 2), (D4, D4, 1)]
+    _assert_matches_rebuild(con)
+
+
+def test_any_load_order_gives_the_in_order_history(tmp_path):
+    """Random nights loaded in shuffled order, with middle partitions replaced and put back,
+    end with the same views as the same nights loaded in date order."""
+    import random
+
+    rng = random.Random(7)
+    days = [D1 + dt.timedelta(days=i) for i in range(8)]
+    skus = [f"s{i}" for i in range(6)]
+    nights = {}
+    for day in days:
+        for provider in ("runpod", "lambda"):
+            prices = {}
+            for sku in skus:
+                r = rng.random()
+                if r < 0.15:
+                    continue  # absent that night
+                price = rng.choice([1.0, 1.0, 1.0, 1.5, 2.0])
+                prices[sku] = [price, price + 0.25] if r > 0.95 else price
+            nights[(day, provider)] = prices
+    nights[(days[3], "lambda")] = {}  # a provider not read one night
+
+    def load_all(con, order):
+        for key in order:
+            db.load_partition(con, key[0], key[1], _table(key[1], key[0], nights[key]))
+
+    in_order = db.connect(":memory:")
+    db.init_schema(in_order)
+    load_all(in_order, sorted(nights))
+    expected = _views(in_order)
+    assert expected["price_changes"] and expected["offer_history"]
+
+    shuffled = db.connect(":memory:")
+    db.init_schema(shuffled)
+    order = list(nights)
+    rng.shuffle(order)
+    load_all(shuffled, order)
+    # Replace two middle partitions with other prices, then reload them as they were.
+    for key in ((days[4], "runpod"), (days[2], "lambda")):
+        db.load_partition(shuffled, key[0], key[1],
+                          _table(key[1], key[0], {s: 9.0 for s in skus[:3]}))
+        _assert_matches_rebuild(shuffled)
+    load_all(shuffled, [(days[4], "runpod"), (days[2], "lambda")])
+    assert _views(shuffled) == expected
+    # A rerun of every partition changes nothing.
+    load_all(shuffled, order)
+    assert _views(shuffled) == expected
+    _assert_matches_rebuild(shuffled)
+    in_order.close()
+    shuffled.close()
+
+
+def test_failed_load_leaves_history_tables_unchanged(con):
+    before = _views(con)
+    bad = _table("runpod", D2, {"H100 SXM": 9.0})
+    with pytest.raises(Exception, match="another provider"):
+        db.load_partition(con, D2, "lambda", bad)
+    assert _views(con) == before
+
+
+def test_existing_warehouse_without_history_tables_is_migrated(con):
+    expected = _views(con)
+    for table in ("offer_points", "offer_ids", "snapshot_dates"):
+        con.execute(f"DELETE FROM {table}")  # noqa: S608
+    db.init_schema(con)
+    assert _views(con) == expected

@@ -1,16 +1,20 @@
-"""The DuckDB warehouse: tables `offers`, `gpu_models`, `fx_rates`, `runs` and the views in
+"""The DuckDB warehouse: tables `offers`, `gpu_models`, `fx_rates`, `runs`, the offer-history
+tables `offer_ids`, `offer_points`, `snapshot_dates` (maintained by every load) and the views in
 warehouse/sql/.
 
 Loads are idempotent per (snapshot_date, provider): the pair is deleted and inserted again in one
-transaction, so a rerun replaces and a failure half way leaves the warehouse as it was. Arrow
-tables go to DuckDB as registered relations (no Python loop over rows). Values only ever reach
-SQL as parameters.
+transaction, so a rerun replaces and a failure half way leaves the warehouse as it was. The same
+transaction keeps the offer-history tables in step: each observation's offer identity and its
+previous observation are stored at load time (see _maintain_points), so the history views read
+a few rows instead of windowing over the whole year. Arrow tables go to DuckDB as registered
+relations (no Python loop over rows). Values only ever reach SQL as parameters.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -95,7 +99,92 @@ _TABLES_DDL = (
         message VARCHAR
     )
     """,
+    # One row per offer identity (see docs/warehouse.md, "Offer identity"). offer_no is a dense
+    # number given at first sight (small integers compress to almost nothing in offer_points,
+    # a 64-bit hash does not); offer_id is the identity's hash, what the views show. last_* is
+    # the offer's latest observation (latest date, then highest price): the previous
+    # observation of a night appended after it, and the end of its current run.
+    """
+    CREATE TABLE IF NOT EXISTS offer_ids (
+        offer_no INTEGER NOT NULL,
+        offer_id UBIGINT NOT NULL,
+        provider VARCHAR NOT NULL,
+        sku VARCHAR,
+        region VARCHAR,
+        gpu_model VARCHAR,
+        gpu_count DOUBLE,
+        pricing_model VARCHAR,
+        commitment_months INTEGER,
+        effective_from DATE,
+        currency VARCHAR,
+        variant VARCHAR NOT NULL,
+        last_date DATE,
+        last_price_per_hour DOUBLE,
+        last_price_per_gpu_hour DOUBLE
+    )
+    """,
+    # One row per distinct (offer, snapshot_date, price) with the previous observation of the
+    # same offer in (snapshot_date, price_per_hour) order: prev_date (the same day for a
+    # same-day duplicate at another price; null for the first) and old_price_* (only when the
+    # price differs from the previous one: mostly null, so nearly free on disk).
+    """
+    CREATE TABLE IF NOT EXISTS offer_points (
+        snapshot_date DATE NOT NULL,
+        provider VARCHAR NOT NULL,
+        gpu_model VARCHAR NOT NULL,
+        offer_no INTEGER NOT NULL,
+        price_per_hour DOUBLE NOT NULL,
+        price_per_gpu_hour DOUBLE NOT NULL,
+        prev_date DATE,
+        old_price_per_hour DOUBLE,
+        old_price_per_gpu_hour DOUBLE
+    )
+    """,
+    # The (provider, snapshot_date) pairs that hold offers: numbered at query time (a few
+    # thousand rows), so a snapshot loaded in the middle of history renumbers nothing stored.
+    """
+    CREATE TABLE IF NOT EXISTS snapshot_dates (
+        provider VARCHAR NOT NULL,
+        snapshot_date DATE NOT NULL
+    )
+    """,
 )
+
+# The identity columns of an offer (variant is derived from extra, see _OBS_SQL).
+_IDENTITY = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
+             "commitment_months", "effective_from", "currency", "variant")
+_ID_COLS = ", ".join(_IDENTITY)
+_ID_MATCH = " AND ".join(f"i.{c} IS NOT DISTINCT FROM n.{c}" for c in _IDENTITY)
+
+# Observations of offers rows: identity (variant built from the extra keys that tell two rows
+# of one sku apart), one row per distinct (identity, date, price). {where} is our own constant
+# text; values are parameters.
+_OBS_SQL = f"""
+    SELECT {_ID_COLS}, snapshot_date, price_per_hour,
+           min(price_per_gpu_hour) AS price_per_gpu_hour
+    FROM (
+        SELECT *, coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant
+        FROM (
+            SELECT *, json_extract_string(
+                extra, ['$.offer_key', '$.source', '$.provider_term']) AS v
+            FROM offers {{where}}
+        )
+    )
+    GROUP BY ALL
+"""  # noqa: S608 (identifiers are our constants)
+
+# New identities get the next offer numbers, in GPU / provider / sku order so that one model's
+# offers sit together.
+_NEW_IDS_SQL = f"""
+    INSERT INTO offer_ids
+    SELECT (SELECT coalesce(max(offer_no), 0) FROM offer_ids)
+               + row_number() OVER (ORDER BY gpu_model, provider, sku, region, pricing_model,
+                                    gpu_count, commitment_months, effective_from, currency,
+                                    variant),
+           hash({_ID_COLS}), {_ID_COLS}, NULL, NULL, NULL
+    FROM (SELECT DISTINCT {_ID_COLS} FROM _obs) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM offer_ids AS i WHERE {_ID_MATCH})
+"""  # noqa: S608 (identifiers are our constants)
 
 
 def connect(db_path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -166,6 +255,10 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         for ddl in _TABLES_DDL:
             con.execute(ddl)
         _migrate_offers(con)
+        # A warehouse from before the offer-history tables: derive them once from offers.
+        if con.execute("SELECT (SELECT count(*) FROM snapshot_dates) = 0 "
+                       "AND EXISTS (SELECT 1 FROM offers)").fetchone()[0]:
+            _rebuild_points(con)
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
         refresh_views(con)
 
@@ -190,7 +283,193 @@ def _insert_offers(
     # which is the table's order (new contract columns are appended to both). NOT NULL
     # constraints on the table reject rows that break the contract.
     con.from_arrow(table).insert_into("offers")
+    _maintain_points(con, snapshot_date, provider)
     return table.num_rows
+
+
+def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+         ) -> duckdb.DuckDBPyConnection:
+    # DuckDB refuses named parameters a statement does not use: pass only those it names.
+    used = set(re.findall(r"\$(\w+)", sql))
+    return con.execute(sql, {k: v for k, v in (params or {}).items() if k in used} or None)
+
+
+def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str) -> None:
+    """Bring offer_ids / offer_points / snapshot_dates in step with the offers of (day,
+    provider), which the caller has just replaced inside its transaction.
+
+    Affected offers are those observed on (day, provider) before or after the load. Their new
+    points on `day` take as previous observation the latest point before `day`; the first point
+    after `day` of each affected offer gets its previous observation recomputed (a reload or a
+    new snapshot in the middle of history). When no affected offer has a point on or after
+    `day` (the nightly append) the previous observation is each offer's stored last_*, and no
+    scan of offer_points is needed.
+    """
+    p = {"d": day, "p": provider}
+    _run(con, "CREATE OR REPLACE TEMP TABLE _obs AS "
+                + _OBS_SQL.format(where="WHERE snapshot_date = $d AND provider = $p"), p)
+    _run(con, _NEW_IDS_SQL)
+    _run(con, f"""
+        CREATE OR REPLACE TEMP TABLE _new AS
+        SELECT i.offer_no, n.gpu_model, n.price_per_hour, n.price_per_gpu_hour
+        FROM _obs AS n JOIN offer_ids AS i ON {_ID_MATCH}
+    """)  # noqa: S608 (constant text)
+    _run(con, """
+        CREATE OR REPLACE TEMP TABLE _aff AS
+        SELECT offer_no FROM offer_points WHERE snapshot_date = $d AND provider = $p
+        UNION SELECT offer_no FROM _new
+    """, p)
+    _run(con, "DELETE FROM offer_points WHERE snapshot_date = $d AND provider = $p", p)
+    _run(con, "DELETE FROM snapshot_dates WHERE snapshot_date = $d AND provider = $p", p)
+    _run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _new)", p)
+    general = _run(con, """
+        SELECT count(*) FROM offer_ids
+        WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date >= $d
+    """, p).fetchone()[0] > 0
+    if general:
+        # The latest point before `day` of each affected offer.
+        _run(con, """
+            CREATE OR REPLACE TEMP TABLE _base AS
+            SELECT offer_no, m.d AS d, m.p AS p, m.g AS g FROM (
+                SELECT offer_no,
+                       max({'d': snapshot_date, 'p': price_per_hour, 'g': price_per_gpu_hour}) AS m
+                FROM offer_points
+                WHERE provider = $p AND snapshot_date < $d
+                  AND offer_no IN (SELECT offer_no FROM _aff)
+                GROUP BY offer_no
+            )
+        """, p)
+    else:
+        _run(con, """
+            CREATE OR REPLACE TEMP TABLE _base AS
+            SELECT offer_no, last_date AS d, last_price_per_hour AS p,
+                   last_price_per_gpu_hour AS g
+            FROM offer_ids
+            WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date IS NOT NULL
+        """)
+    # Same-day duplicates (one identity at two prices) chain in price order; the first takes
+    # the latest earlier point. Rows sorted by model and offer so each column compresses well.
+    _run(con, """
+        INSERT INTO offer_points
+        SELECT $d, $p, gpu_model, offer_no, price_per_hour, price_per_gpu_hour, prev_date,
+               CASE WHEN prev_p <> price_per_hour THEN prev_p END,
+               CASE WHEN prev_p <> price_per_hour THEN prev_g END
+        FROM (
+            SELECT n.*,
+                   CASE WHEN n.k = 1 THEN b.d ELSE $d END AS prev_date,
+                   CASE WHEN n.k = 1 THEN b.p ELSE n.lag_p END AS prev_p,
+                   CASE WHEN n.k = 1 THEN b.g ELSE n.lag_g END AS prev_g
+            FROM (
+                SELECT *,
+                       row_number() OVER w AS k,
+                       lag(price_per_hour) OVER w AS lag_p,
+                       lag(price_per_gpu_hour) OVER w AS lag_g
+                FROM _new
+                WINDOW w AS (PARTITION BY offer_no ORDER BY price_per_hour)
+            ) AS n
+            LEFT JOIN _base AS b USING (offer_no)
+        )
+        ORDER BY gpu_model, offer_no, price_per_hour
+    """, p)
+    if general:
+        # The next observation after `day` of each affected offer now follows the latest point
+        # on or before `day` (one of today's, or the one before).
+        _run(con, """
+            UPDATE offer_points AS o
+            SET prev_date = t.ud,
+                old_price_per_hour = CASE WHEN t.up <> o.price_per_hour THEN t.up END,
+                old_price_per_gpu_hour = CASE WHEN t.up <> o.price_per_hour THEN t.ug END
+            FROM (
+                SELECT x.offer_no, x.m.d AS nd, x.m.p AS np, u.m.d AS ud, u.m.p AS up,
+                       u.m.g AS ug
+                FROM (
+                    SELECT offer_no, min({'d': snapshot_date, 'p': price_per_hour}) AS m
+                    FROM offer_points
+                    WHERE provider = $p AND snapshot_date > $d
+                      AND offer_no IN (SELECT offer_no FROM _aff)
+                    GROUP BY offer_no
+                ) AS x
+                LEFT JOIN (
+                    SELECT offer_no, max({'d': d, 'p': p, 'g': g}) AS m
+                    FROM (SELECT offer_no, d, p, g FROM _base
+                          UNION ALL
+                          SELECT offer_no, $d, price_per_hour, price_per_gpu_hour FROM _new)
+                    GROUP BY offer_no
+                ) AS u USING (offer_no)
+            ) AS t
+            WHERE o.provider = $p AND o.offer_no = t.offer_no AND o.snapshot_date = t.nd
+              AND o.price_per_hour = t.np
+        """, p)
+        _run(con, """
+            UPDATE offer_ids AS i
+            SET last_date = t.m.d, last_price_per_hour = t.m.p, last_price_per_gpu_hour = t.m.g
+            FROM (
+                SELECT a.offer_no, l.m FROM _aff AS a LEFT JOIN (
+                    SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour,
+                                          'g': price_per_gpu_hour}) AS m
+                    FROM offer_points
+                    WHERE provider = $p AND offer_no IN (SELECT offer_no FROM _aff)
+                    GROUP BY offer_no
+                ) AS l USING (offer_no)
+            ) AS t
+            WHERE i.offer_no = t.offer_no
+        """, p)
+    else:
+        _run(con, """
+            UPDATE offer_ids AS i
+            SET last_date = $d, last_price_per_hour = t.m.p, last_price_per_gpu_hour = t.m.g
+            FROM (
+                SELECT offer_no, max({'p': price_per_hour, 'g': price_per_gpu_hour}) AS m
+                FROM _new GROUP BY offer_no
+            ) AS t
+            WHERE i.offer_no = t.offer_no
+        """, p)
+    for tmp in ("_obs", "_new", "_aff", "_base"):
+        _run(con, f"DROP TABLE {tmp}")
+
+
+def rebuild_offer_points(con: duckdb.DuckDBPyConnection) -> None:
+    """Recompute offer_ids, offer_points and snapshot_dates from the whole offers table in one
+    transaction (a warehouse created before these tables existed; also the reference the tests
+    compare incremental loads with). Offer numbers are given afresh."""
+    with transaction(con):
+        _rebuild_points(con)
+
+
+def _rebuild_points(con: duckdb.DuckDBPyConnection) -> None:
+    for table in ("offer_points", "offer_ids", "snapshot_dates"):
+        con.execute(f"DELETE FROM {table}")  # noqa: S608 (our table names)
+    con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM offers")
+    con.execute("CREATE OR REPLACE TEMP TABLE _obs AS " + _OBS_SQL.format(where=""))
+    con.execute(_NEW_IDS_SQL)
+    con.execute(f"""
+        INSERT INTO offer_points
+        SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour, price_per_gpu_hour,
+               prev_date,
+               CASE WHEN prev_p <> price_per_hour THEN prev_p END,
+               CASE WHEN prev_p <> price_per_hour THEN prev_g END
+        FROM (
+            SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
+                   n.price_per_gpu_hour,
+                   lag(n.snapshot_date) OVER w AS prev_date,
+                   lag(n.price_per_hour) OVER w AS prev_p,
+                   lag(n.price_per_gpu_hour) OVER w AS prev_g
+            FROM _obs AS n JOIN offer_ids AS i ON {_ID_MATCH}
+            WINDOW w AS (PARTITION BY i.offer_no ORDER BY n.snapshot_date, n.price_per_hour)
+        )
+        ORDER BY snapshot_date, provider, gpu_model, offer_no, price_per_hour
+    """)  # noqa: S608 (constant text)
+    con.execute("""
+        UPDATE offer_ids AS i
+        SET last_date = t.m.d, last_price_per_hour = t.m.p, last_price_per_gpu_hour = t.m.g
+        FROM (
+            SELECT offer_no,
+                   max({'d': snapshot_date, 'p': price_per_hour, 'g': price_per_gpu_hour}) AS m
+            FROM offer_points GROUP BY offer_no
+        ) AS t
+        WHERE i.offer_no = t.offer_no
+    """)
+    con.execute("DROP TABLE _obs")
 
 
 def _as_date(value: dt.date | str) -> dt.date:

@@ -1,43 +1,74 @@
 -- offer_history: how long did each offer keep each price?
 --
--- Runs of unchanged price per offer identity (see offer_observations) collapsed into one row
--- with valid_from / valid_to (the first and last snapshot dates seen at that price). A run
--- ends when the price changes or when the provider was read and the offer was absent
--- (gaps-and-islands: within one identity and price, consecutive provider snapshots share
--- snapshot_no - dense_rank). n_snapshots counts the snapshot dates in the run.
--- is_current: the run reaches the provider's latest snapshot.
--- provider and gpu_model (part of the identity) are window partition and group keys so that a
--- filter on them (`WHERE gpu_model = 'H100-SXM-80GB'`) is applied before the window, not after
--- it over the whole history.
+-- Runs of unchanged price per offer identity (see offer_observations), one row each with
+-- valid_from / valid_to (the first and last snapshot dates seen at that price). A run ends when
+-- the price changes or when the provider was read and the offer was absent. n_snapshots counts
+-- the provider's snapshot dates in the run. is_current: the run reaches the provider's latest
+-- snapshot.
+--
+-- From the observations stored at load time (offer_points): an observation starts a run when
+-- it has no previous one, its price differs from the previous one (old_price_per_hour set), or
+-- the provider has a snapshot between the two (prev_date before the provider's snapshot
+-- preceding this one). Only run starts are windowed: a run ends at the previous observation of
+-- the next start, or at the offer's latest observation (offer_ids.last_date). provider and
+-- gpu_model are window partition keys so that `WHERE gpu_model = ...` filters the scan.
+-- One difference from a plain gaps-and-islands over every row: if one snapshot lists an
+-- identity at two prices (a parser or identity problem, see price_changes) the runs split
+-- there in (date, price) order.
 CREATE OR REPLACE VIEW offer_history AS
-WITH islands AS (
+WITH snapshots AS (
     SELECT
-        *,
-        snapshot_no - dense_rank() OVER (
-            PARTITION BY provider, gpu_model, offer_id, price_per_hour
-            ORDER BY snapshot_no
-        ) AS island
-    FROM offer_observations
+        provider,
+        snapshot_date,
+        row_number() OVER w AS snapshot_no,
+        lag(snapshot_date) OVER w AS prev_snapshot_date,
+        max(snapshot_date) OVER (PARTITION BY provider) AS latest_snapshot
+    FROM snapshot_dates
+    WINDOW w AS (PARTITION BY provider ORDER BY snapshot_date)
+),
+starts AS (
+    SELECT
+        p.provider,
+        p.gpu_model,
+        p.offer_no,
+        p.price_per_hour,
+        p.price_per_gpu_hour,
+        p.snapshot_date AS valid_from,
+        lead(p.prev_date) OVER (
+            PARTITION BY p.provider, p.gpu_model, p.offer_no
+            ORDER BY p.snapshot_date, p.price_per_hour
+        ) AS next_start_prev
+    FROM offer_points AS p
+    JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+    WHERE p.prev_date IS NULL
+       OR p.old_price_per_hour IS NOT NULL
+       OR p.prev_date < s.prev_snapshot_date
+),
+runs AS (
+    SELECT r.*, i.*
+        EXCLUDE (offer_no, provider, gpu_model, last_price_per_hour, last_price_per_gpu_hour),
+        coalesce(r.next_start_prev, i.last_date) AS valid_to
+    FROM starts AS r
+    JOIN offer_ids AS i ON i.offer_no = r.offer_no
 )
 SELECT
-    offer_id,
-    provider,
-    any_value(sku) AS sku,
-    any_value(region) AS region,
-    gpu_model,
-    any_value(gpu_count) AS gpu_count,
-    any_value(pricing_model) AS pricing_model,
-    any_value(commitment_months) AS commitment_months,
-    any_value(effective_from) AS effective_from,
-    any_value(variant) AS variant,
-    any_value(currency) AS currency,
-    price_per_hour,
-    min(price_per_gpu_hour) AS price_per_gpu_hour,
-    min(snapshot_date) AS valid_from,
-    max(snapshot_date) AS valid_to,
-    -- An island covers consecutive provider snapshots, so this counts dates even when a day
-    -- lists the identity twice.
-    max(snapshot_no) - min(snapshot_no) + 1 AS n_snapshots,
-    max(snapshot_no) = any_value(provider_snapshots) AS is_current
-FROM islands
-GROUP BY provider, gpu_model, offer_id, price_per_hour, island
+    r.offer_id,
+    r.provider,
+    r.sku,
+    r.region,
+    r.gpu_model,
+    r.gpu_count,
+    r.pricing_model,
+    r.commitment_months,
+    r.effective_from,
+    r.variant,
+    r.currency,
+    r.price_per_hour,
+    r.price_per_gpu_hour,
+    r.valid_from,
+    r.valid_to,
+    t.snapshot_no - f.snapshot_no + 1 AS n_snapshots,
+    r.valid_to = t.latest_snapshot AS is_current
+FROM runs AS r
+JOIN snapshots AS f ON f.provider = r.provider AND f.snapshot_date = r.valid_from
+JOIN snapshots AS t ON t.provider = r.provider AND t.snapshot_date = r.valid_to

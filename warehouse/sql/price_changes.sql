@@ -7,33 +7,34 @@
 -- rather than hides. If one snapshot lists an identity twice at two prices, that shows as a
 -- change with old_date = new_date (a parser or identity problem to fix, not to hide).
 -- abs_change and pct_change are per instance-hour, in the offer currency.
+--
+-- Each load stores every observation's previous one (offer_points.prev_date, and
+-- old_price_* when the price differs), so this view is a filter over offer_points: a question
+-- about the last days reads only those days. Only the snapshot numbering (for
+-- missed_snapshots) is computed here, over the small snapshot_dates table.
 CREATE OR REPLACE VIEW price_changes AS
-WITH seq AS (
+WITH snapshots AS (
     SELECT
-        *,
-        lag(price_per_hour) OVER w AS old_price_per_hour,
-        lag(price_per_gpu_hour) OVER w AS old_price_per_gpu_hour,
-        lag(snapshot_date) OVER w AS old_date,
-        lag(snapshot_no) OVER w AS old_snapshot_no
-    FROM offer_observations
-    WINDOW w AS (
-        PARTITION BY offer_id
-        ORDER BY snapshot_no, price_per_hour
-    )
+        provider,
+        snapshot_date,
+        row_number() OVER (PARTITION BY provider ORDER BY snapshot_date) AS snapshot_no
+    FROM snapshot_dates
 )
 SELECT
-    offer_id,
-    provider, sku, region, gpu_model, gpu_count, pricing_model, commitment_months,
-    effective_from, variant, currency,
-    old_date,
-    snapshot_date AS new_date,
-    old_price_per_hour,
-    price_per_hour AS new_price_per_hour,
-    old_price_per_gpu_hour,
-    price_per_gpu_hour AS new_price_per_gpu_hour,
-    price_per_hour - old_price_per_hour AS abs_change,
-    100.0 * (price_per_hour - old_price_per_hour) / old_price_per_hour AS pct_change,
-    snapshot_no - old_snapshot_no - 1 AS missed_snapshots
-FROM seq
-WHERE old_price_per_hour IS NOT NULL
-  AND price_per_hour <> old_price_per_hour
+    i.offer_id,
+    p.provider, i.sku, i.region, p.gpu_model, i.gpu_count, i.pricing_model,
+    i.commitment_months, i.effective_from, i.variant, i.currency,
+    p.prev_date AS old_date,
+    p.snapshot_date AS new_date,
+    p.old_price_per_hour,
+    p.price_per_hour AS new_price_per_hour,
+    p.old_price_per_gpu_hour,
+    p.price_per_gpu_hour AS new_price_per_gpu_hour,
+    p.price_per_hour - p.old_price_per_hour AS abs_change,
+    100.0 * (p.price_per_hour - p.old_price_per_hour) / p.old_price_per_hour AS pct_change,
+    s.snapshot_no - o.snapshot_no - 1 AS missed_snapshots
+FROM offer_points AS p
+JOIN offer_ids AS i ON i.offer_no = p.offer_no
+JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+JOIN snapshots AS o ON o.provider = p.provider AND o.snapshot_date = p.prev_date
+WHERE p.old_price_per_hour IS NOT NULL
