@@ -282,6 +282,10 @@ def _insert_offers(
     # Straight from Arrow, positionally: conform_table put the columns in the frozen order,
     # which is the table's order (new contract columns are appended to both). NOT NULL
     # constraints on the table reject rows that break the contract.
+    # Sorted so that each column's runs of equal values (model, sku, region, prices) compress:
+    # parsers emit rows in page order, which interleaves them.
+    table = table.sort_by([(c, "ascending") for c in ("gpu_model", "pricing_model", "sku",
+                                                      "region", "price_per_hour")])
     con.from_arrow(table).insert_into("offers")
     _maintain_points(con, snapshot_date, provider)
     return table.num_rows
