@@ -184,3 +184,30 @@ def test_read_only_connection(tmp_path):
     with pytest.raises(duckdb.Error):
         ro.execute("DELETE FROM offers")
     ro.close()
+
+
+def test_stored_gpu_hour_prices_of_an_old_warehouse_are_dropped(con):
+    db.load_partition(con, DAY1, "runpod", _offers(prices=(2.69, 1.64)))
+    db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.49, 1.64)))
+    changes = "SELECT * FROM price_changes ORDER BY ALL"
+    before = con.execute(changes).fetchall()
+    # The shape the history tables had when they stored prices per GPU-hour.
+    for table, column in (("offer_points", "price_per_gpu_hour"),
+                          ("offer_points", "old_price_per_gpu_hour"),
+                          ("offer_ids", "last_price_per_gpu_hour")):
+        con.execute(f"ALTER TABLE {table} ADD COLUMN {column} DOUBLE")  # noqa: S608
+    db.init_schema(con)
+    cols = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns "
+        "WHERE table_name IN ('offer_points', 'offer_ids')").fetchall()}
+    assert not {c for c in cols if "gpu_hour" in c}
+    assert con.execute(changes).fetchall() == before
+    row = con.execute("SELECT sku, old_price_per_gpu_hour, new_price_per_gpu_hour "
+                      "FROM price_changes").fetchall()
+    assert row == [("sku-0", 2.69, 2.49)]
+    # A load after the migration still works and the derived price equals the stored one.
+    db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.39, 1.64)))
+    assert con.execute(
+        "SELECT count(*) FROM offer_observations AS v JOIN offers AS o USING "
+        "(snapshot_date, provider, sku, price_per_hour) "
+        "WHERE v.price_per_gpu_hour <> o.price_per_gpu_hour").fetchone()[0] == 0

@@ -103,7 +103,10 @@ _TABLES_DDL = (
     # number given at first sight (small integers compress to almost nothing in offer_points,
     # a 64-bit hash does not); offer_id is the identity's hash, what the views show. last_* is
     # the offer's latest observation (latest date, then highest price): the previous
-    # observation of a night appended after it, and the end of its current run.
+    # observation of a night appended after it, and the end of its current run. No price per
+    # GPU-hour is stored here or in offer_points: it is price_per_hour / gpu_count (how the
+    # contract derives it), computed by the views; stored, those full-precision quotients
+    # were a third of offer_points on disk.
     """
     CREATE TABLE IF NOT EXISTS offer_ids (
         offer_no INTEGER NOT NULL,
@@ -119,14 +122,13 @@ _TABLES_DDL = (
         currency VARCHAR,
         variant VARCHAR NOT NULL,
         last_date DATE,
-        last_price_per_hour DOUBLE,
-        last_price_per_gpu_hour DOUBLE
+        last_price_per_hour DOUBLE
     )
     """,
     # One row per distinct (offer, snapshot_date, price) with the previous observation of the
     # same offer in (snapshot_date, price_per_hour) order: prev_date (the same day for a
-    # same-day duplicate at another price; null for the first) and old_price_* (only when the
-    # price differs from the previous one: mostly null, so nearly free on disk).
+    # same-day duplicate at another price; null for the first) and old_price_per_hour (only
+    # when the price differs from the previous one: mostly null, so nearly free on disk).
     """
     CREATE TABLE IF NOT EXISTS offer_points (
         snapshot_date DATE NOT NULL,
@@ -134,10 +136,8 @@ _TABLES_DDL = (
         gpu_model VARCHAR NOT NULL,
         offer_no INTEGER NOT NULL,
         price_per_hour DOUBLE NOT NULL,
-        price_per_gpu_hour DOUBLE NOT NULL,
         prev_date DATE,
-        old_price_per_hour DOUBLE,
-        old_price_per_gpu_hour DOUBLE
+        old_price_per_hour DOUBLE
     )
     """,
     # The (provider, snapshot_date) pairs that hold offers: numbered at query time (a few
@@ -160,8 +160,7 @@ _ID_MATCH = " AND ".join(f"i.{c} IS NOT DISTINCT FROM n.{c}" for c in _IDENTITY)
 # of one sku apart), one row per distinct (identity, date, price). {where} is our own constant
 # text; values are parameters.
 _OBS_SQL = f"""
-    SELECT {_ID_COLS}, snapshot_date, price_per_hour,
-           min(price_per_gpu_hour) AS price_per_gpu_hour
+    SELECT DISTINCT {_ID_COLS}, snapshot_date, price_per_hour
     FROM (
         SELECT *, coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant
         FROM (
@@ -170,7 +169,6 @@ _OBS_SQL = f"""
             FROM offers {{where}}
         )
     )
-    GROUP BY ALL
 """  # noqa: S608 (identifiers are our constants)
 
 # New identities get the next offer numbers, in GPU / provider / sku order so that one model's
@@ -181,7 +179,7 @@ _NEW_IDS_SQL = f"""
                + row_number() OVER (ORDER BY gpu_model, provider, sku, region, pricing_model,
                                     gpu_count, commitment_months, effective_from, currency,
                                     variant),
-           hash({_ID_COLS}), {_ID_COLS}, NULL, NULL, NULL
+           hash({_ID_COLS}), {_ID_COLS}, NULL, NULL
     FROM (SELECT DISTINCT {_ID_COLS} FROM _obs) AS n
     WHERE NOT EXISTS (SELECT 1 FROM offer_ids AS i WHERE {_ID_MATCH})
 """  # noqa: S608 (identifiers are our constants)
@@ -234,6 +232,22 @@ def _migrate_offers(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"ALTER TABLE offers ADD COLUMN {f.name} {_DUCK_TYPES[f.type]}")
 
 
+# Columns the offer-history tables had before the price per GPU-hour was derived at query time.
+_DROPPED = (("offer_points", "price_per_gpu_hour"), ("offer_points", "old_price_per_gpu_hour"),
+            ("offer_ids", "last_price_per_gpu_hour"))
+
+
+def _migrate_points(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the stored prices per GPU-hour of a warehouse created before they were derived."""
+    for table, column in _DROPPED:
+        if con.execute(
+            "SELECT count(*) FROM information_schema.columns "
+            "WHERE table_name = ? AND column_name = ?", [table, column]
+        ).fetchone()[0]:
+            # Both names are our constants above.
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+
+
 def _gpu_models_table() -> pa.Table:
     # Through warehouse.gpus so the warehouse sees exactly the models the mapper knows.
     rows = [dataclasses.asdict(m) for m in gpus.gpu_models().values()]
@@ -255,6 +269,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         for ddl in _TABLES_DDL:
             con.execute(ddl)
         _migrate_offers(con)
+        _migrate_points(con)
         # A warehouse from before the offer-history tables: derive them once from offers.
         if con.execute("SELECT (SELECT count(*) FROM snapshot_dates) = 0 "
                        "AND EXISTS (SELECT 1 FROM offers)").fetchone()[0]:
@@ -315,7 +330,7 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
     _run(con, _NEW_IDS_SQL)
     _run(con, f"""
         CREATE OR REPLACE TEMP TABLE _new AS
-        SELECT i.offer_no, n.gpu_model, n.price_per_hour, n.price_per_gpu_hour
+        SELECT i.offer_no, n.gpu_model, n.price_per_hour
         FROM _obs AS n JOIN offer_ids AS i ON {_ID_MATCH}
     """)  # noqa: S608 (constant text)
     _run(con, """
@@ -334,9 +349,8 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
         # The latest point before `day` of each affected offer.
         _run(con, """
             CREATE OR REPLACE TEMP TABLE _base AS
-            SELECT offer_no, m.d AS d, m.p AS p, m.g AS g FROM (
-                SELECT offer_no,
-                       max({'d': snapshot_date, 'p': price_per_hour, 'g': price_per_gpu_hour}) AS m
+            SELECT offer_no, m.d AS d, m.p AS p FROM (
+                SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
                 FROM offer_points
                 WHERE provider = $p AND snapshot_date < $d
                   AND offer_no IN (SELECT offer_no FROM _aff)
@@ -346,8 +360,7 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
     else:
         _run(con, """
             CREATE OR REPLACE TEMP TABLE _base AS
-            SELECT offer_no, last_date AS d, last_price_per_hour AS p,
-                   last_price_per_gpu_hour AS g
+            SELECT offer_no, last_date AS d, last_price_per_hour AS p
             FROM offer_ids
             WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date IS NOT NULL
         """)
@@ -355,19 +368,16 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
     # the latest earlier point. Rows sorted by model and offer so each column compresses well.
     _run(con, """
         INSERT INTO offer_points
-        SELECT $d, $p, gpu_model, offer_no, price_per_hour, price_per_gpu_hour, prev_date,
-               CASE WHEN prev_p <> price_per_hour THEN prev_p END,
-               CASE WHEN prev_p <> price_per_hour THEN prev_g END
+        SELECT $d, $p, gpu_model, offer_no, price_per_hour, prev_date,
+               CASE WHEN prev_p <> price_per_hour THEN prev_p END
         FROM (
             SELECT n.*,
                    CASE WHEN n.k = 1 THEN b.d ELSE $d END AS prev_date,
-                   CASE WHEN n.k = 1 THEN b.p ELSE n.lag_p END AS prev_p,
-                   CASE WHEN n.k = 1 THEN b.g ELSE n.lag_g END AS prev_g
+                   CASE WHEN n.k = 1 THEN b.p ELSE n.lag_p END AS prev_p
             FROM (
                 SELECT *,
                        row_number() OVER w AS k,
-                       lag(price_per_hour) OVER w AS lag_p,
-                       lag(price_per_gpu_hour) OVER w AS lag_g
+                       lag(price_per_hour) OVER w AS lag_p
                 FROM _new
                 WINDOW w AS (PARTITION BY offer_no ORDER BY price_per_hour)
             ) AS n
@@ -381,11 +391,9 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
         _run(con, """
             UPDATE offer_points AS o
             SET prev_date = t.ud,
-                old_price_per_hour = CASE WHEN t.up <> o.price_per_hour THEN t.up END,
-                old_price_per_gpu_hour = CASE WHEN t.up <> o.price_per_hour THEN t.ug END
+                old_price_per_hour = CASE WHEN t.up <> o.price_per_hour THEN t.up END
             FROM (
-                SELECT x.offer_no, x.m.d AS nd, x.m.p AS np, u.m.d AS ud, u.m.p AS up,
-                       u.m.g AS ug
+                SELECT x.offer_no, x.m.d AS nd, x.m.p AS np, u.m.d AS ud, u.m.p AS up
                 FROM (
                     SELECT offer_no, min({'d': snapshot_date, 'p': price_per_hour}) AS m
                     FROM offer_points
@@ -394,10 +402,10 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
                     GROUP BY offer_no
                 ) AS x
                 LEFT JOIN (
-                    SELECT offer_no, max({'d': d, 'p': p, 'g': g}) AS m
-                    FROM (SELECT offer_no, d, p, g FROM _base
+                    SELECT offer_no, max({'d': d, 'p': p}) AS m
+                    FROM (SELECT offer_no, d, p FROM _base
                           UNION ALL
-                          SELECT offer_no, $d, price_per_hour, price_per_gpu_hour FROM _new)
+                          SELECT offer_no, $d, price_per_hour FROM _new)
                     GROUP BY offer_no
                 ) AS u USING (offer_no)
             ) AS t
@@ -406,11 +414,10 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
         """, p)
         _run(con, """
             UPDATE offer_ids AS i
-            SET last_date = t.m.d, last_price_per_hour = t.m.p, last_price_per_gpu_hour = t.m.g
+            SET last_date = t.m.d, last_price_per_hour = t.m.p
             FROM (
                 SELECT a.offer_no, l.m FROM _aff AS a LEFT JOIN (
-                    SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour,
-                                          'g': price_per_gpu_hour}) AS m
+                    SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
                     FROM offer_points
                     WHERE provider = $p AND offer_no IN (SELECT offer_no FROM _aff)
                     GROUP BY offer_no
@@ -421,11 +428,8 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
     else:
         _run(con, """
             UPDATE offer_ids AS i
-            SET last_date = $d, last_price_per_hour = t.m.p, last_price_per_gpu_hour = t.m.g
-            FROM (
-                SELECT offer_no, max({'p': price_per_hour, 'g': price_per_gpu_hour}) AS m
-                FROM _new GROUP BY offer_no
-            ) AS t
+            SET last_date = $d, last_price_per_hour = t.p
+            FROM (SELECT offer_no, max(price_per_hour) AS p FROM _new GROUP BY offer_no) AS t
             WHERE i.offer_no = t.offer_no
         """, p)
     for tmp in ("_obs", "_new", "_aff", "_base"):
@@ -448,16 +452,12 @@ def _rebuild_points(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_NEW_IDS_SQL)
     con.execute(f"""
         INSERT INTO offer_points
-        SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour, price_per_gpu_hour,
-               prev_date,
-               CASE WHEN prev_p <> price_per_hour THEN prev_p END,
-               CASE WHEN prev_p <> price_per_hour THEN prev_g END
+        SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour, prev_date,
+               CASE WHEN prev_p <> price_per_hour THEN prev_p END
         FROM (
             SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
-                   n.price_per_gpu_hour,
                    lag(n.snapshot_date) OVER w AS prev_date,
-                   lag(n.price_per_hour) OVER w AS prev_p,
-                   lag(n.price_per_gpu_hour) OVER w AS prev_g
+                   lag(n.price_per_hour) OVER w AS prev_p
             FROM _obs AS n JOIN offer_ids AS i ON {_ID_MATCH}
             WINDOW w AS (PARTITION BY i.offer_no ORDER BY n.snapshot_date, n.price_per_hour)
         )
@@ -465,10 +465,9 @@ def _rebuild_points(con: duckdb.DuckDBPyConnection) -> None:
     """)  # noqa: S608 (constant text)
     con.execute("""
         UPDATE offer_ids AS i
-        SET last_date = t.m.d, last_price_per_hour = t.m.p, last_price_per_gpu_hour = t.m.g
+        SET last_date = t.m.d, last_price_per_hour = t.m.p
         FROM (
-            SELECT offer_no,
-                   max({'d': snapshot_date, 'p': price_per_hour, 'g': price_per_gpu_hour}) AS m
+            SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
             FROM offer_points GROUP BY offer_no
         ) AS t
         WHERE i.offer_no = t.offer_no

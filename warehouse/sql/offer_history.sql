@@ -32,7 +32,6 @@ starts AS (
         p.gpu_model,
         p.offer_no,
         p.price_per_hour,
-        p.price_per_gpu_hour,
         p.snapshot_date AS valid_from,
         lead(p.prev_date) OVER (
             PARTITION BY p.provider, p.gpu_model, p.offer_no
@@ -46,7 +45,7 @@ starts AS (
 ),
 runs AS (
     SELECT r.*, i.*
-        EXCLUDE (offer_no, provider, gpu_model, last_price_per_hour, last_price_per_gpu_hour),
+        EXCLUDE (offer_no, provider, gpu_model, last_price_per_hour),
         coalesce(r.next_start_prev, i.last_date) AS valid_to
     FROM starts AS r
     JOIN offer_ids AS i ON i.offer_no = r.offer_no
@@ -64,7 +63,8 @@ SELECT
     r.variant,
     r.currency,
     r.price_per_hour,
-    r.price_per_gpu_hour,
+    -- Not stored: derived as the contract does (make_offer), so equal to offers' value.
+    r.price_per_hour / r.gpu_count AS price_per_gpu_hour,
     r.valid_from,
     r.valid_to,
     t.snapshot_no - f.snapshot_no + 1 AS n_snapshots,

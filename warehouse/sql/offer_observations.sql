@@ -30,7 +30,8 @@ SELECT
     s.snapshot_no,
     s.provider_snapshots,
     p.price_per_hour,
-    p.price_per_gpu_hour
+    -- Not stored: derived as the contract does (make_offer), so equal to offers' value.
+    p.price_per_hour / i.gpu_count AS price_per_gpu_hour
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
 JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date

@@ -9,8 +9,8 @@
 -- abs_change and pct_change are per instance-hour, in the offer currency.
 --
 -- Each load stores every observation's previous one (offer_points.prev_date, and
--- old_price_* when the price differs), so this view is a filter over offer_points: a question
--- about the last days reads only those days. Only the snapshot numbering (for
+-- old_price_per_hour when the price differs), so this view is a filter over offer_points: a
+-- question about the last days reads only those days. Only the snapshot numbering (for
 -- missed_snapshots) is computed here, over the small snapshot_dates table.
 CREATE OR REPLACE VIEW price_changes AS
 WITH snapshots AS (
@@ -28,8 +28,9 @@ SELECT
     p.snapshot_date AS new_date,
     p.old_price_per_hour,
     p.price_per_hour AS new_price_per_hour,
-    p.old_price_per_gpu_hour,
-    p.price_per_gpu_hour AS new_price_per_gpu_hour,
+    -- Per GPU-hour prices are not stored: derived as the contract does (make_offer).
+    p.old_price_per_hour / i.gpu_count AS old_price_per_gpu_hour,
+    p.price_per_hour / i.gpu_count AS new_price_per_gpu_hour,
     p.price_per_hour - p.old_price_per_hour AS abs_change,
     100.0 * (p.price_per_hour - p.old_price_per_hour) / p.old_price_per_hour AS pct_change,
     s.snapshot_no - o.snapshot_no - 1 AS missed_snapshots
