@@ -100,7 +100,9 @@ def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
     tmp = folder / f".{PART_FILE}.{secrets.token_hex(6)}.part"
     try:
         with open(tmp, "wb") as fh:
-            pq.write_table(table, fh, compression="zstd")
+            # Level 9 rather than the default 3: a year's lake is 12% smaller for about the same
+            # write time (bench/warehouse_scale.py), and reading is as fast at any level.
+            pq.write_table(table, fh, compression="zstd", compression_level=9)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, final)
