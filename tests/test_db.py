@@ -211,3 +211,29 @@ def test_stored_gpu_hour_prices_of_an_old_warehouse_are_dropped(con):
         "SELECT count(*) FROM offer_observations AS v JOIN offers AS o USING "
         "(snapshot_date, provider, sku, price_per_hour) "
         "WHERE v.price_per_gpu_hour <> o.price_per_gpu_hour").fetchone()[0] == 0
+
+
+def test_fx_rates_of_an_old_warehouse_lose_their_key_and_keep_their_rows(con):
+    rates = pa.table({"date": [DAY1, DAY2], "currency": ["USD", "USD"],
+                      "rate_per_eur": [1.05, 1.07]})
+    db.load_fx_rates(con, rates)
+    # The shape fx_rates had with a primary key.
+    con.execute("DROP TABLE fx_rates")
+    con.execute("CREATE TABLE fx_rates (date DATE NOT NULL, currency VARCHAR NOT NULL, "
+                "rate_per_eur DOUBLE NOT NULL, source VARCHAR, PRIMARY KEY (date, currency))")
+    db.load_fx_rates(con, rates)
+    db.init_schema(con)
+    assert con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'fx_rates' "
+                       "AND constraint_type = 'PRIMARY KEY'").fetchall() == [(0,)]
+    db.load_fx_rates(con, pa.table({"date": [DAY2], "currency": ["usd"], "rate_per_eur": [1.08]}))
+    assert con.execute("SELECT date, rate_per_eur FROM fx_rates ORDER BY date").fetchall() == [
+        (DAY1, 1.05), (DAY2, 1.08)]
+
+
+def test_fx_rates_given_twice_are_refused_and_change_nothing(con):
+    db.load_fx_rates(con, pa.table({"date": [DAY1], "currency": ["USD"], "rate_per_eur": [1.05]}))
+    twice = pa.table({"date": [DAY1, DAY1], "currency": ["USD", "usd"],
+                      "rate_per_eur": [1.06, 1.07]})
+    with pytest.raises(ValueError, match="USD"):
+        db.load_fx_rates(con, twice)
+    assert con.execute("SELECT rate_per_eur FROM fx_rates").fetchall() == [(1.05,)]

@@ -76,12 +76,14 @@ _TABLES_DDL = (
     _offers_ddl(),
     """
     CREATE TABLE IF NOT EXISTS fx_rates (
+        -- One row per (date, currency), kept so by load_fx_rates rather than by a PRIMARY KEY:
+        -- the key's index over the ECB history since 1999 (~220,000 rates) took ~15 MB on
+        -- disk, ten times the table.
         date DATE NOT NULL,
         currency VARCHAR NOT NULL,
         -- ECB reference rates are EUR based: units of `currency` for one euro.
         rate_per_eur DOUBLE NOT NULL CHECK (rate_per_eur > 0),
-        source VARCHAR,
-        PRIMARY KEY (date, currency)
+        source VARCHAR
     )
     """,
     """
@@ -248,6 +250,18 @@ def _migrate_points(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
 
 
+def _migrate_fx_rates(con: duckdb.DuckDBPyConnection) -> None:
+    """Recreate fx_rates without the primary key of a warehouse created with one."""
+    if con.execute(
+        "SELECT count(*) FROM duckdb_constraints() "
+        "WHERE table_name = 'fx_rates' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchone()[0]:
+        con.execute("ALTER TABLE fx_rates RENAME TO _fx_rates_old")
+        con.execute(next(d for d in _TABLES_DDL if "TABLE IF NOT EXISTS fx_rates" in d))
+        con.execute("INSERT INTO fx_rates SELECT * FROM _fx_rates_old")
+        con.execute("DROP TABLE _fx_rates_old")
+
+
 def _gpu_models_table() -> pa.Table:
     # Through warehouse.gpus so the warehouse sees exactly the models the mapper knows.
     rows = [dataclasses.asdict(m) for m in gpus.gpu_models().values()]
@@ -270,6 +284,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(ddl)
         _migrate_offers(con)
         _migrate_points(con)
+        _migrate_fx_rates(con)
         # A warehouse from before the offer-history tables: derive them once from offers.
         if con.execute("SELECT (SELECT count(*) FROM snapshot_dates) = 0 "
                        "AND EXISTS (SELECT 1 FROM offers)").fetchone()[0]:
@@ -523,7 +538,8 @@ def load_lake(
 
 def load_fx_rates(con: duckdb.DuckDBPyConnection, rates: pa.Table) -> int:
     """Insert or replace FX rates (columns date, currency, rate_per_eur, source; EUR based:
-    units of currency per euro) in one transaction. Returns the number of rows given."""
+    units of currency per euro) in one transaction. Returns the number of rows given. Raises
+    ValueError (and changes nothing) when `rates` holds one (date, currency) twice."""
     columns = []
     for f in _FX_SCHEMA:
         if f.name in rates.column_names:
@@ -532,10 +548,18 @@ def load_fx_rates(con: duckdb.DuckDBPyConnection, rates: pa.Table) -> int:
             columns.append(pa.nulls(rates.num_rows, type=f.type))
     table = pa.Table.from_arrays(columns, schema=_FX_SCHEMA)
     with _registered(con, table) as name, transaction(con):
-        cols = "date, currency, rate_per_eur, source"
-        picked = "date, upper(currency), rate_per_eur, source"
-        # `name` is our own generated relation name, never data.
-        con.execute(f"INSERT OR REPLACE INTO fx_rates ({cols}) SELECT {picked} FROM {name}")  # noqa: S608
+        # `name` is our own generated relation name, never data. fx_rates has no key (see its
+        # DDL): replace = delete the given (date, currency) pairs, then insert.
+        dup = con.execute(
+            f"SELECT any_value(date), any_value(upper(currency)) FROM {name} "  # noqa: S608
+            "GROUP BY date, upper(currency) HAVING count(*) > 1 LIMIT 1"
+        ).fetchall()
+        if dup:
+            raise ValueError(f"FX rates given twice for {dup[0][1]} on {dup[0][0]}")
+        con.execute(f"DELETE FROM fx_rates AS f USING {name} AS n "  # noqa: S608
+                    "WHERE f.date = n.date AND f.currency = upper(n.currency)")
+        con.execute("INSERT INTO fx_rates (date, currency, rate_per_eur, source) "  # noqa: S608
+                    f"SELECT date, upper(currency), rate_per_eur, source FROM {name}")
     return table.num_rows
 
 
