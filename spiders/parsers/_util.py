@@ -47,3 +47,8 @@ def decode_html(body: bytes, meta: CaptureMeta) -> str:
     if "<" not in text:
         raise ParseError(meta.provider, meta.url, "body is not HTML")
     return text
+
+
+def el_text(el: Any) -> str:
+    """An lxml element's text with whitespace runs collapsed ('' for a missing element)."""
+    return " ".join(el.text_content().split()) if el is not None else ""

@@ -37,7 +37,7 @@ from typing import Any
 from lxml import html as lxml_html
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, load_json, parse_price
+from spiders.parsers._util import decode_html, el_text, load_json, parse_price
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -87,10 +87,6 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
     return offers
 
 
-def _text(el: Any) -> str:
-    return " ".join(el.text_content().split()) if el is not None else ""
-
-
 def _num(text: str) -> float | None:
     m = re.search(r"[0-9][0-9,]*(?:\.[0-9]+)?", text or "")
     return float(m.group(0).replace(",", "")) if m else None
@@ -103,7 +99,7 @@ def _price(text: str) -> float | None:
 
 
 def _headers(table: Any) -> list[str]:
-    return [_text(h).upper() for h in table.xpath(
+    return [el_text(h).upper() for h in table.xpath(
         ".//div[contains(concat(' ', normalize-space(@class), ' '), ' table-v2-header ')]"
         "//div[contains(concat(' ', normalize-space(@class), ' '), ' table-header-text ')]"
     )]
@@ -114,7 +110,7 @@ def _region(table: Any) -> str | None:
                           " ' '), ' eyebrow ')][1]")
     if not eyebrow:
         return None
-    m = re.match(r"\s*REGION:\s*(.+)", _text(eyebrow[0]), re.I)
+    m = re.match(r"\s*REGION:\s*(.+)", el_text(eyebrow[0]), re.I)
     return re.sub(r"\s+", "-", m.group(1).strip().lower()) if m else None
 
 
@@ -156,14 +152,14 @@ def _parse_instances(tables: list[Any], meta: CaptureMeta) -> list[Offer]:
             seen.add((slug, region))
             grid = row.xpath(".//div[contains(concat(' ', normalize-space(@class), ' '),"
                              " ' table-grid ')][1]")
-            cells = [_text(c) for c in grid[0].xpath(
+            cells = [el_text(c) for c in grid[0].xpath(
                 "./div[contains(concat(' ', normalize-space(@class), ' '), ' table-v2-cell ')]"
             )] if grid else []
             if len(cells) < len(headers):
                 raise ParseError(PROVIDER, meta.url,
                                  f"row {slug!r} has {len(cells)} cells for {len(headers)} "
                                  "headers")
-            wording = _text(name_el[0])
+            wording = el_text(name_el[0])
             count_text = cells[col["count"]]
             m = _LEADING_INT.match(count_text)
             if not m or int(m.group(1)) <= 0:
@@ -208,17 +204,17 @@ def _parse_component(rows: list[Any], meta: CaptureMeta) -> list[Offer]:
     offers: list[Offer] = []
     for row in rows:
         link = row.xpath(".//a[@data-product]")[0]
-        slug, wording = link.get("data-product"), _text(link)
+        slug, wording = link.get("data-product"), el_text(link)
         cols = row.xpath("./div[contains(concat(' ', normalize-space(@class), ' '),"
                          " ' w-col-2 ')]")
         if len(cols) < 4:
             continue  # a row cut short (the excerpt ends inside "Tesla V100 NVLINK")
-        price_text = next((_text(s) for s in cols[3].xpath(".//strong") if "$" in _text(s)),
-                          _text(cols[3]))
+        price_text = next((el_text(s) for s in cols[3].xpath(".//strong") if "$" in el_text(s)),
+                          el_text(cols[3]))
         price = _price(price_text)
         if price is None:
             continue
-        vram = _num(_text(cols[0]))
+        vram = _num(el_text(cols[0]))
         offers.append(make_offer(
             meta,
             sku=slug,
@@ -232,8 +228,8 @@ def _parse_component(rows: list[Any], meta: CaptureMeta) -> list[Offer]:
                 "source": "page", "layout": "component", "gpu_wording": wording,
                 "data_product": slug, "price_scope": "gpu_component_only",
                 "price_wording": price_text,
-                "max_vcpus_per_gpu": _num(_text(cols[1])),
-                "max_ram_gb_per_gpu": _num(_text(cols[2])),
+                "max_vcpus_per_gpu": _num(el_text(cols[1])),
+                "max_ram_gb_per_gpu": _num(el_text(cols[2])),
             },
         ))
     return offers

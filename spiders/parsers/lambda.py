@@ -31,7 +31,7 @@ from typing import Any
 from lxml import html as lxml_html
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, parse_price
+from spiders.parsers._util import decode_html, el_text, parse_price
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -75,13 +75,9 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
     return offers
 
 
-def _text(el: Any) -> str:
-    return " ".join(el.text_content().split()) if el is not None else ""
-
-
 def _first_cell_text(tr: Any) -> str:
     cells = tr.xpath("./td|./th")
-    return _text(cells[0]) if cells else ""
+    return el_text(cells[0]) if cells else ""
 
 
 def _number(text: str) -> float | None:
@@ -138,12 +134,12 @@ def _panel_count(tree: Any, panel: Any, order: int) -> int | None:
     if label_id:
         buttons = tree.xpath("//*[@id=$i]", i=label_id)
         if buttons:
-            m = _COUNT.match(_text(buttons[0]))
+            m = _COUNT.match(el_text(buttons[0]))
             if m:
                 return int(m.group(1))
     tabs = tree.xpath("//*[@role='tab']")
     if order < len(tabs):
-        m = _COUNT.match(_text(tabs[order]))
+        m = _COUNT.match(el_text(tabs[order]))
         if m:
             return int(m.group(1))
     return None
@@ -155,12 +151,12 @@ def _parse_tabs(tree: Any, panels: list[Any], meta: CaptureMeta) -> list[Offer]:
     for panel in panels:
         tab_count = _panel_count(tree, panel, all_panels.index(panel))
         for table in panel.xpath(".//table"):
-            headers = [_text(h).upper() for h in table.xpath(".//thead//th|.//thead//td")]
+            headers = [el_text(h).upper() for h in table.xpath(".//thead//th|.//thead//td")]
             labels = {c.get("data-label", "").upper() for c in table.xpath(".//td[@data-label]")}
             if "VRAM/GPU" not in headers and "VRAM/GPU" not in labels:
                 continue  # not an instance table (e.g. 1-Click Clusters)
             for tr in table.xpath(".//tr[@data-plan]"):
-                cells = {c.get("data-label", "").upper(): _text(c)
+                cells = {c.get("data-label", "").upper(): el_text(c)
                          for c in tr.xpath("./td[@data-label]|./th[@data-label]")}
                 plan = (tr.get("data-plan") or cells.get("PLAN", "")).strip()
                 price_label = next((k for k in cells if k.startswith("PRICE")), None)
@@ -189,7 +185,7 @@ def _parse_tabs(tree: Any, panels: list[Any], meta: CaptureMeta) -> list[Offer]:
 def _parse_table(rows: list[Any], meta: CaptureMeta) -> list[Offer]:
     offers: list[Offer] = []
     for tr in rows:
-        cells = [_text(c) for c in tr.xpath("./td|./th")]
+        cells = [el_text(c) for c in tr.xpath("./td|./th")]
         tier, count, plan = _TIER_ROW.match(cells[0]).groups()
         if len(cells) < 6:
             raise ParseError(PROVIDER, meta.url,
