@@ -174,13 +174,18 @@ def offers_to_table(offers: list[Offer]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=OFFER_SCHEMA)
 
 
-def conform_table(table: pa.Table) -> pa.Table:
-    """Bring a table written under an older contract to the current one: columns it lacks are
-    added as nulls, columns are put in the frozen order and cast to the frozen types."""
+def conform_to(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` in `schema`'s column order and types; columns it lacks become nulls."""
     columns = []
-    for f in OFFER_SCHEMA:
+    for f in schema:
         if f.name in table.column_names:
             columns.append(table.column(f.name).cast(f.type))
         else:
             columns.append(pa.nulls(table.num_rows, type=f.type))
-    return pa.Table.from_arrays(columns, schema=OFFER_SCHEMA.remove_metadata())
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def conform_table(table: pa.Table) -> pa.Table:
+    """Bring a table written under an older contract to the current one: columns it lacks are
+    added as nulls, columns are put in the frozen order and cast to the frozen types."""
+    return conform_to(table, OFFER_SCHEMA.remove_metadata())

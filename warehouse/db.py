@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from warehouse import gpus, lake
-from warehouse.contract import OFFER_SCHEMA, ContractError, conform_table
+from warehouse.contract import OFFER_SCHEMA, ContractError, conform_table, conform_to
 
 HERE = Path(__file__).parent
 SQL_DIR = HERE / "sql"
@@ -540,13 +540,7 @@ def load_fx_rates(con: duckdb.DuckDBPyConnection, rates: pa.Table) -> int:
     """Insert or replace FX rates (columns date, currency, rate_per_eur, source; EUR based:
     units of currency per euro) in one transaction. Returns the number of rows given. Raises
     ValueError (and changes nothing) when `rates` holds one (date, currency) twice."""
-    columns = []
-    for f in _FX_SCHEMA:
-        if f.name in rates.column_names:
-            columns.append(rates.column(f.name).cast(f.type))
-        else:
-            columns.append(pa.nulls(rates.num_rows, type=f.type))
-    table = pa.Table.from_arrays(columns, schema=_FX_SCHEMA)
+    table = conform_to(rates, _FX_SCHEMA)
     with _registered(con, table) as name, transaction(con):
         # `name` is our own generated relation name, never data. fx_rates has no key (see its
         # DDL): replace = delete the given (date, currency) pairs, then insert.

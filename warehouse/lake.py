@@ -35,6 +35,7 @@ from warehouse.contract import (
     PROVIDERS,
     ContractError,
     conform_table,
+    conform_to,
 )
 
 OFFERS_AREA = "offers"
@@ -218,13 +219,7 @@ def conform_quarantine(table: pa.Table) -> pa.Table:
     null. The `reason` column is required and must hold no nulls."""
     if "reason" not in table.column_names:
         raise ContractError("quarantine rows need a 'reason' column")
-    columns = []
-    for f in QUARANTINE_SCHEMA:
-        if f.name in table.column_names:
-            columns.append(table.column(f.name).cast(f.type))
-        else:
-            columns.append(pa.nulls(table.num_rows, type=f.type))
-    out = pa.Table.from_arrays(columns, schema=QUARANTINE_SCHEMA)
+    out = conform_to(table, QUARANTINE_SCHEMA)
     if out.column("reason").null_count:
         raise ContractError("every quarantined row needs a reason")
     return out
