@@ -272,8 +272,8 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
             message = None
             if r.status == "failed":
                 row = con.execute("SELECT max(snapshot_date) FROM offers WHERE provider = ?",
-                                  [r.provider]).fetchone()
-                r.stale_since = row[0] if row else None
+                                  [r.provider]).fetchall()
+                r.stale_since = row[0][0] if row else None
                 if r.stale_since is not None:
                     message = (f"stale: serving the {r.stale_since} snapshot "
                                f"({r.stale_days} days old)")
@@ -302,14 +302,25 @@ def fetch_fx_live(settings: Settings) -> str | None:
 
 def load_fx(settings: Settings, con) -> int:
     """Load the archived ECB rates into fx_rates, so every price converts at the rate of its
-    own snapshot date. Rates that cannot be read cost the EUR columns, never the run."""
-    if not any(settings.archive_root.glob("*/ecb.warc.gz")):
+    own snapshot date. Rates that cannot be read cost the EUR columns, never the run.
+
+    Parsing the full ECB history takes ~2 s, so it is skipped when no ECB archive file changed
+    since the last load into this warehouse (a fingerprint of the files beside the DuckDB file)."""
+    files = sorted(settings.archive_root.glob("*/ecb.warc.gz"))
+    if not files:
         return 0
+    marker = settings.data_dir / "fx_archives.json"
+    fingerprint = [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
     try:
-        return fx.load_fx_from_archive(settings.archive_root, con)
+        loaded = con.execute("SELECT count(*) FROM fx_rates").fetchall()[0][0]
+        if loaded and marker.exists() and json.loads(marker.read_text()) == fingerprint:
+            return 0
+        n = fx.load_fx_from_archive(settings.archive_root, con)
     except Exception as exc:
         print(alerts.redact(f"warning: ECB rates not loaded: {exc}"), file=sys.stderr)
         return 0
+    marker.write_text(json.dumps(fingerprint))
+    return n
 
 
 def crawl_live(settings: Settings, provider: str, timeout_s: int = CRAWL_TIMEOUT_S) -> dict:

@@ -129,3 +129,24 @@ def test_load_puts_archived_ecb_rates_in_fx_rates_so_eur_prices_show(tmp_path,
     (rate,) = _q(settings, "select rate_per_eur from fx_rates where currency = 'USD' "
                            "and date <= '2026-09-29' order by date desc limit 1")[0]
     assert usd == 3.49 and eur == pytest.approx(3.49 / rate) and 1.0 < rate < 1.4
+
+
+def test_unchanged_ecb_archives_are_not_parsed_again(tmp_path, manifest_archive, monkeypatch):
+    from spiders import fx
+
+    settings = Settings(data_dir=tmp_path / "data",
+                        archive_root=manifest_archive("runpod", "ecb")).ensure()
+    calls = []
+    real = fx.load_fx_from_archive
+    monkeypatch.setattr(fx, "load_fx_from_archive",
+                        lambda root, con: calls.append(root) or real(root, con))
+    day = [dt.date(2026, 9, 29)]
+    pipeline.load(settings, pipeline.reparse(settings, "runpod", day), "r1")
+    pipeline.load(settings, pipeline.reparse(settings, "runpod", day), "r2")
+    assert len(calls) == 1
+    assert _q(settings, "select count(*) > 200000 from fx_rates") == [(True,)]
+    # A new ECB capture (here: one archive file rewritten) is loaded on the next run.
+    ecb = sorted(settings.archive_root.glob("*/ecb.warc.gz"))[0]
+    ecb.write_bytes(ecb.read_bytes())
+    pipeline.load(settings, pipeline.reparse(settings, "runpod", day), "r3")
+    assert len(calls) == 2
