@@ -85,14 +85,12 @@ def crash_case(name: str) -> dict:
         expected = _run(settings).rows  # the clean run
         if name == "kill-parquet-first-write":
             lake.partition_path(settings.lake_root, DAY, "runpod").unlink()
-            with duckdb.connect(str(settings.db_path)) as con:
-                con.execute("delete from offers")
+            settings.db_path.unlink()  # a first load: no warehouse yet
             run_killed("parquet", settings.data_dir, settings.archive_root)
         elif name == "kill-parquet-rewrite":
             run_killed("parquet", settings.data_dir, settings.archive_root)
         elif name == "kill-duckdb-first-load":
-            with duckdb.connect(str(settings.db_path)) as con:
-                con.execute("delete from offers")
+            settings.db_path.unlink()  # a first load: no warehouse yet
             run_killed("duckdb", settings.data_dir, settings.archive_root)
         elif name == "kill-duckdb-reload":
             run_killed("duckdb", settings.data_dir, settings.archive_root)

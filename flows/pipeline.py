@@ -271,8 +271,8 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
                         f"{exc}"))
             message = None
             if r.status == "failed":
-                row = con.execute("SELECT max(snapshot_date) FROM offers WHERE provider = ?",
-                                  [r.provider]).fetchall()
+                row = con.execute("SELECT max(snapshot_date) FROM snapshot_dates "
+                                  "WHERE provider = ?", [r.provider]).fetchall()
                 r.stale_since = row[0][0] if row else None
                 if r.stale_since is not None:
                     message = (f"stale: serving the {r.stale_since} snapshot "

@@ -117,7 +117,7 @@ def read_offers(db_path: Path, date: dt.date | None) -> tuple[dt.date, list[dict
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         if date is None:
-            row = con.execute("SELECT max(snapshot_date) FROM offers").fetchone()
+            row = con.execute("SELECT max(snapshot_date) FROM snapshot_dates").fetchone()
             if not row or row[0] is None:
                 raise ValueError("the offers table is empty")
             date = row[0]

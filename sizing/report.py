@@ -65,7 +65,7 @@ def week_bounds(week: str) -> tuple[dt.date, dt.date]:
 
 def latest_week(con: duckdb.DuckDBPyConnection) -> str:
     """The ISO week of the newest snapshot in the warehouse."""
-    day = con.execute("SELECT max(snapshot_date) FROM offers").fetchone()[0]
+    day = con.execute("SELECT max(snapshot_date) FROM snapshot_dates").fetchone()[0]
     if day is None:
         raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
     return iso_week(day)
@@ -136,7 +136,7 @@ def _fx_sql(src: str, date_col: str = "snapshot_date", cur_col: str = "currency"
 
 _ASOF_OFFERS = """
     SELECT o.* FROM offers AS o
-    JOIN (SELECT provider, max(snapshot_date) AS snapshot_date FROM offers
+    JOIN (SELECT provider, max(snapshot_date) AS snapshot_date FROM snapshot_dates
           WHERE snapshot_date <= $end GROUP BY provider) AS l
     USING (provider, snapshot_date)
 """
@@ -454,7 +454,7 @@ def _changes(con, start: dt.date, end: dt.date, currency: str) -> list[Table]:
         SELECT provider,
                max(snapshot_date) FILTER (WHERE snapshot_date BETWEEN $start AND $end) AS new_d,
                max(snapshot_date) FILTER (WHERE snapshot_date < $start) AS old_d
-        FROM (SELECT DISTINCT provider, snapshot_date FROM offers WHERE snapshot_date <= $end)
+        FROM (SELECT provider, snapshot_date FROM snapshot_dates WHERE snapshot_date <= $end)
         GROUP BY provider
     """, start=start, end=end)
     appeared, gone = [], []
@@ -513,11 +513,12 @@ def _brief(o: dict[str, Any]) -> dict[str, Any]:
 def _health(con, start: dt.date, end: dt.date) -> Table:
     last = {r["provider"]: r for r in _q(con, """
         SELECT provider, max(snapshot_date) AS last_snapshot
-        FROM offers WHERE snapshot_date <= $end GROUP BY provider
+        FROM snapshot_dates WHERE snapshot_date <= $end GROUP BY provider
     """, end=end)}
     rows_at = {(r["provider"], r["snapshot_date"]): r["n"] for r in _q(con, """
-        SELECT provider, snapshot_date, count(*) AS n FROM offers
-        WHERE (provider, snapshot_date) IN (SELECT (provider, max(snapshot_date)) FROM offers
+        SELECT provider, snapshot_date, count(*) AS n FROM offer_points
+        WHERE (provider, snapshot_date) IN (SELECT (provider, max(snapshot_date))
+                                            FROM snapshot_dates
                                             WHERE snapshot_date <= $end GROUP BY provider)
         GROUP BY ALL
     """, end=end)}

@@ -8,7 +8,13 @@ import pyarrow.compute as pc
 import pytest
 
 from warehouse import db, gpus, lake
-from warehouse.contract import CaptureMeta, ContractError, make_offer, offers_to_table
+from warehouse.contract import (
+    OFFER_SCHEMA,
+    CaptureMeta,
+    ContractError,
+    make_offer,
+    offers_to_table,
+)
 
 DAY1 = dt.date(2025, 3, 4)
 DAY2 = dt.date(2025, 3, 5)
@@ -44,9 +50,15 @@ def _count(con, where="true", params=()):
 def test_schema_tables_and_reference_data(con):
     tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
                                         "WHERE table_type = 'BASE TABLE'").fetchall()}
-    assert {"offers", "gpu_models", "fx_rates", "runs"} <= tables
-    cols = [r[0] for r in con.execute("DESCRIBE offers").fetchall()]
-    assert cols[:3] == ["snapshot_date", "captured_at", "provider"] and cols[-1] == "extra"
+    assert {"offer_points", "gpu_models", "fx_rates", "runs"} <= tables
+    # `offers` is a view that gives back exactly the contract's columns, order and types.
+    schema = con.sql("SELECT * FROM offers LIMIT 0").to_arrow_table().schema
+
+    def kind(t):  # the session's time zone names UTC its own way (Etc/UTC)
+        return ("timestamptz", t.unit) if pa.types.is_timestamp(t) and t.tz else t
+
+    assert [(f.name, kind(f.type)) for f in schema] == [
+        (f.name, kind(f.type)) for f in OFFER_SCHEMA]
     assert con.execute("SELECT count(*) FROM gpu_models").fetchone()[0] == len(gpus.gpu_models())
     mem = con.execute("SELECT memory_gb FROM gpu_models WHERE gpu_model = ?",
                       ["H100-SXM-80GB"]).fetchone()[0]
@@ -186,31 +198,54 @@ def test_read_only_connection(tmp_path):
     ro.close()
 
 
-def test_stored_gpu_hour_prices_of_an_old_warehouse_are_dropped(con):
+def _old_layout(con):
+    """Turn `con` into the layout warehouses had before the normalised store: a table `offers`
+    (without `available`, to stand for a contract column added later) and history tables that
+    still stored prices per GPU-hour."""
+    con.execute("CREATE TABLE _rows AS SELECT * EXCLUDE (available) FROM offers")
+    for view in reversed(db.VIEWS):
+        con.execute(f"DROP VIEW {view}")  # noqa: S608
+    for table in db._STORE_TABLES:
+        con.execute(f"DROP TABLE {table}")  # noqa: S608
+    con.execute("ALTER TABLE _rows RENAME TO offers")
+    con.execute("CREATE TABLE offer_points (snapshot_date DATE, provider VARCHAR, "
+                "gpu_model VARCHAR, offer_no INTEGER, price_per_hour DOUBLE, "
+                "price_per_gpu_hour DOUBLE, prev_date DATE, old_price_per_hour DOUBLE, "
+                "old_price_per_gpu_hour DOUBLE)")
+    con.execute("CREATE TABLE offer_ids (offer_no INTEGER, last_price_per_gpu_hour DOUBLE)")
+
+
+def test_a_warehouse_of_the_old_layout_is_moved_into_the_store(con):
     db.load_partition(con, DAY1, "runpod", _offers(prices=(2.69, 1.64)))
     db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.49, 1.64)))
+    db.load_partition(con, DAY2, "lambda", _offers("lambda", DAY2, prices=(2.49,)))
+    rows = "SELECT * EXCLUDE (available) FROM offers ORDER BY ALL"
     changes = "SELECT * FROM price_changes ORDER BY ALL"
-    before = con.execute(changes).fetchall()
-    # The shape the history tables had when they stored prices per GPU-hour.
-    for table, column in (("offer_points", "price_per_gpu_hour"),
-                          ("offer_points", "old_price_per_gpu_hour"),
-                          ("offer_ids", "last_price_per_gpu_hour")):
-        con.execute(f"ALTER TABLE {table} ADD COLUMN {column} DOUBLE")  # noqa: S608
+    before_rows, before_changes = con.execute(rows).fetchall(), con.execute(changes).fetchall()
+    _old_layout(con)
     db.init_schema(con)
+    assert db._table_type(con, "offers") == "VIEW"
+    assert con.execute(rows).fetchall() == before_rows
+    assert con.execute("SELECT count(*) FROM offers WHERE available IS NULL").fetchone()[0] == 5
+    assert con.execute(changes).fetchall() == before_changes
     cols = {r[0] for r in con.execute(
         "SELECT column_name FROM information_schema.columns "
         "WHERE table_name IN ('offer_points', 'offer_ids')").fetchall()}
     assert not {c for c in cols if "gpu_hour" in c}
-    assert con.execute(changes).fetchall() == before
+    assert not {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables "
+                                          "WHERE table_name LIKE '\\_%' ESCAPE '\\'"
+                                          ).fetchall()}
     row = con.execute("SELECT sku, old_price_per_gpu_hour, new_price_per_gpu_hour "
                       "FROM price_changes").fetchall()
     assert row == [("sku-0", 2.69, 2.49)]
-    # A load after the migration still works and the derived price equals the stored one.
+    # A load after the migration still works and the derived price equals the contract's.
     db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.39, 1.64)))
     assert con.execute(
         "SELECT count(*) FROM offer_observations AS v JOIN offers AS o USING "
         "(snapshot_date, provider, sku, price_per_hour) "
         "WHERE v.price_per_gpu_hour <> o.price_per_gpu_hour").fetchone()[0] == 0
+    assert con.execute("SELECT old_price_per_hour, new_price_per_hour FROM price_changes "
+                       "WHERE provider = 'runpod'").fetchall() == [(2.69, 2.39)]
 
 
 def test_fx_rates_of_an_old_warehouse_lose_their_key_and_keep_their_rows(con):

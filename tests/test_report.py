@@ -140,8 +140,8 @@ def test_failures_this_week_are_counted(settings, tmp_path):
     c = db.connect(":memory:")
     db.init_schema(c)
     c.execute(f"ATTACH '{settings.db_path}' AS src (READ_ONLY)")
-    c.execute("INSERT INTO offers SELECT * FROM src.offers")
-    c.execute("INSERT INTO fx_rates SELECT * FROM src.fx_rates")
+    for table in (*db._STORE_TABLES, "fx_rates"):
+        c.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")  # noqa: S608
     db.record_run(c, run_id="20261001T020000-abc", provider="runpod", status="failed",
                   error="runpod: https://api.runpod.io/graphql: HTTP 503",
                   started_at=dt.datetime(2026, 10, 1, 2, tzinfo=dt.UTC))

@@ -1,13 +1,21 @@
-"""The DuckDB warehouse: tables `offers`, `gpu_models`, `fx_rates`, `runs`, the offer-history
-tables `offer_ids`, `offer_points`, `snapshot_dates` (maintained by every load) and the views in
-warehouse/sql/.
+"""The DuckDB warehouse: the offers of every loaded snapshot, `gpu_models`, `fx_rates`, `runs`,
+and the views in warehouse/sql/.
+
+Offers are stored normalised, once: each row of an offers partition is one narrow row of
+`offer_points` (date, provider, offer number, price, previous observation, and numbers pointing
+at its detail and capture rows); the offer's identity (sku, region, GPU, pricing model, …) is one
+row of `offer_ids`, the columns that rarely change (vCPUs, RAM, billing rules, extra) one row of
+`offer_details`, and where it was read (capture time, URL, body hash) one row of
+`offer_captures`. The view `offers` joins them back into the contract's columns, in the
+contract's order and types. A year of nightly history (11.5 million rows) takes about a quarter
+of the space of a plain `offers` table beside the same tables (bench/warehouse_scale.py).
 
 Loads are idempotent per (snapshot_date, provider): the pair is deleted and inserted again in one
 transaction, so a rerun replaces and a failure half way leaves the warehouse as it was. The same
-transaction keeps the offer-history tables in step: each observation's offer identity and its
-previous observation are stored at load time (see _maintain_points), so the history views read
-a few rows instead of windowing over the whole year. Arrow tables go to DuckDB as registered
-relations (no Python loop over rows). Values only ever reach SQL as parameters.
+transaction stores each observation's offer identity and its previous observation (see
+_insert_offers), so the history views read a few rows instead of windowing over the whole
+year. Arrow tables go to DuckDB as relations (no Python loop over rows). Values only ever reach
+SQL as parameters.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ SQL_DIR = HERE / "sql"
 # Created in this order because later views read earlier ones (DuckDB binds a view when it is
 # created). tests/test_views.py checks this list names every file in sql/.
 VIEWS = (
+    "offers",
     "offer_observations",
     "latest_offers",
     "offer_history",
@@ -62,18 +71,34 @@ _FX_SCHEMA = pa.schema(
     ]
 )
 
+# The identity columns of an offer (variant is derived from extra, see _STAGE_SQL).
+_IDENTITY = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
+             "commitment_months", "effective_from", "currency", "variant")
+# Contract columns kept once per distinct combination (they change rarely if ever per offer).
+_DETAILS = ("gpu_memory_gb", "vcpus", "ram_gb", "interconnect", "billing_increment_s",
+            "min_billing_s", "extra")
+# Contract columns that describe the capture a row was read from.
+_CAPTURE = ("captured_at", "source_url", "raw_sha256")
+# The rest (snapshot_date, provider, gpu_model, price_per_hour, available) is kept per row in
+# offer_points; price_per_gpu_hour is derived. tests/test_db.py checks that the view `offers`
+# gives back exactly the contract's columns and types.
 
-def _offer_column_ddl(f: pa.Field) -> str:
-    return f"{f.name} {_DUCK_TYPES[f.type]}{'' if f.nullable else ' NOT NULL'}"
+
+def _column_ddl(f: pa.Field, nullable: bool | None = None) -> str:
+    null_ok = f.nullable if nullable is None else nullable
+    return f"{f.name} {_DUCK_TYPES[f.type]}{'' if null_ok else ' NOT NULL'}"
 
 
-def _offers_ddl() -> str:
-    cols = ",\n    ".join(_offer_column_ddl(f) for f in OFFER_SCHEMA)
-    return f"CREATE TABLE IF NOT EXISTS offers (\n    {cols}\n)"
+def _contract_ddl(name: str, temp: bool = False) -> str:
+    cols = ",\n    ".join(_column_ddl(f) for f in OFFER_SCHEMA)
+    return f"CREATE {'TEMP ' if temp else ''}TABLE {name} (\n    {cols}\n)"
+
+
+def _columns_ddl(names: Iterable[str]) -> str:
+    return ",\n        ".join(_column_ddl(OFFER_SCHEMA.field(n)) for n in names)
 
 
 _TABLES_DDL = (
-    _offers_ddl(),
     """
     CREATE TABLE IF NOT EXISTS fx_rates (
         -- One row per (date, currency), kept so by load_fx_rates rather than by a PRIMARY KEY:
@@ -106,9 +131,9 @@ _TABLES_DDL = (
     # a 64-bit hash does not); offer_id is the identity's hash, what the views show. last_* is
     # the offer's latest observation (latest date, then highest price): the previous
     # observation of a night appended after it, and the end of its current run. No price per
-    # GPU-hour is stored here or in offer_points: it is price_per_hour / gpu_count (how the
-    # contract derives it), computed by the views; stored, those full-precision quotients
-    # were a third of offer_points on disk.
+    # GPU-hour is stored anywhere: it is price_per_hour / gpu_count (how the contract derives
+    # it), computed by the views; stored, those full-precision quotients were the largest
+    # column of a year's warehouse.
     """
     CREATE TABLE IF NOT EXISTS offer_ids (
         offer_no INTEGER NOT NULL,
@@ -127,10 +152,29 @@ _TABLES_DDL = (
         last_price_per_hour DOUBLE
     )
     """,
-    # One row per distinct (offer, snapshot_date, price) with the previous observation of the
-    # same offer in (snapshot_date, price_per_hour) order: prev_date (the same day for a
-    # same-day duplicate at another price; null for the first) and old_price_per_hour (only
-    # when the price differs from the previous one: mostly null, so nearly free on disk).
+    # One row per distinct combination of the detail columns; detail_hash finds it again.
+    f"""
+    CREATE TABLE IF NOT EXISTS offer_details (
+        detail_no INTEGER NOT NULL,
+        detail_hash UBIGINT NOT NULL,
+        {_columns_ddl(_DETAILS)}
+    )
+    """,
+    # One row per capture a (snapshot_date, provider) partition was parsed from.
+    f"""
+    CREATE TABLE IF NOT EXISTS offer_captures (
+        capture_no INTEGER NOT NULL,
+        snapshot_date DATE NOT NULL,
+        provider VARCHAR NOT NULL,
+        {_columns_ddl(_CAPTURE)}
+    )
+    """,
+    # One row per row of an offers partition. prev_date / old_price_per_hour: the previous
+    # observation of the same offer in (snapshot_date, price_per_hour) order: prev_date (the
+    # same day for a same-day duplicate at another price; null for the first) and
+    # old_price_per_hour (only when the price differs from the previous one: mostly null, so
+    # nearly free on disk). dup_no > 0 marks a repeat of an (offer, day, price) already in
+    # the partition (prev_date = its own day, no old price): the history views count it once.
     """
     CREATE TABLE IF NOT EXISTS offer_points (
         snapshot_date DATE NOT NULL,
@@ -139,7 +183,11 @@ _TABLES_DDL = (
         offer_no INTEGER NOT NULL,
         price_per_hour DOUBLE NOT NULL,
         prev_date DATE,
-        old_price_per_hour DOUBLE
+        old_price_per_hour DOUBLE,
+        dup_no INTEGER NOT NULL,
+        detail_no INTEGER NOT NULL,
+        capture_no INTEGER NOT NULL,
+        available BOOLEAN
     )
     """,
     # The (provider, snapshot_date) pairs that hold offers: numbered at query time (a few
@@ -152,24 +200,28 @@ _TABLES_DDL = (
     """,
 )
 
-# The identity columns of an offer (variant is derived from extra, see _OBS_SQL).
-_IDENTITY = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
-             "commitment_months", "effective_from", "currency", "variant")
+_STORE_TABLES = ("offer_points", "offer_ids", "offer_details", "offer_captures",
+                 "snapshot_dates")
+
 _ID_COLS = ", ".join(_IDENTITY)
 _ID_MATCH = " AND ".join(f"i.{c} IS NOT DISTINCT FROM n.{c}" for c in _IDENTITY)
+_DETAIL_COLS = ", ".join(_DETAILS)
+_DETAIL_MATCH = " AND ".join(f"d.{c} IS NOT DISTINCT FROM n.{c}" for c in _DETAILS)
+_CAPTURE_COLS = ", ".join(_CAPTURE)
+_CAPTURE_MATCH = " AND ".join(f"c.{c} = n.{c}" for c in ("snapshot_date", "provider")
+                              + _CAPTURE)
 
-# Observations of offers rows: identity (variant built from the extra keys that tell two rows
-# of one sku apart), one row per distinct (identity, date, price). {where} is our own constant
-# text; values are parameters.
-_OBS_SQL = f"""
-    SELECT DISTINCT {_ID_COLS}, snapshot_date, price_per_hour
+# Rows of an offers relation {src} with their identity's variant (built from the extra keys
+# that tell two rows of one sku apart) and the hash of their detail columns. {src} is our own
+# relation name, never data.
+_STAGE_SQL = f"""
+    CREATE OR REPLACE TEMP TABLE _in AS
+    SELECT *, coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant,
+           hash({_DETAIL_COLS}) AS detail_hash
     FROM (
-        SELECT *, coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant
-        FROM (
-            SELECT *, json_extract_string(
-                extra, ['$.offer_key', '$.source', '$.provider_term']) AS v
-            FROM offers {{where}}
-        )
+        SELECT *, json_extract_string(
+            extra, ['$.offer_key', '$.source', '$.provider_term']) AS v
+        FROM {{src}}
     )
 """  # noqa: S608 (identifiers are our constants)
 
@@ -182,8 +234,40 @@ _NEW_IDS_SQL = f"""
                                     gpu_count, commitment_months, effective_from, currency,
                                     variant),
            hash({_ID_COLS}), {_ID_COLS}, NULL, NULL
-    FROM (SELECT DISTINCT {_ID_COLS} FROM _obs) AS n
+    FROM (SELECT DISTINCT {_ID_COLS} FROM _in) AS n
     WHERE NOT EXISTS (SELECT 1 FROM offer_ids AS i WHERE {_ID_MATCH})
+"""  # noqa: S608 (identifiers are our constants)
+
+_NEW_DETAILS_SQL = f"""
+    INSERT INTO offer_details
+    SELECT (SELECT coalesce(max(detail_no), 0) FROM offer_details)
+               + row_number() OVER (ORDER BY detail_hash, {_DETAIL_COLS}),
+           detail_hash, {_DETAIL_COLS}
+    FROM (SELECT DISTINCT detail_hash, {_DETAIL_COLS} FROM _in) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM offer_details AS d
+                      WHERE d.detail_hash = n.detail_hash AND {_DETAIL_MATCH})
+"""  # noqa: S608 (identifiers are our constants)
+
+_NEW_CAPTURES_SQL = f"""
+    INSERT INTO offer_captures
+    SELECT (SELECT coalesce(max(capture_no), 0) FROM offer_captures)
+               + row_number() OVER (ORDER BY snapshot_date, provider, {_CAPTURE_COLS}),
+           snapshot_date, provider, {_CAPTURE_COLS}
+    FROM (SELECT DISTINCT snapshot_date, provider, {_CAPTURE_COLS} FROM _in)
+"""  # noqa: S608 (identifiers are our constants)
+
+# Each staged row with its numbers; dup_no counts repeats of one (offer, day, price).
+_ROWS_SQL = f"""
+    CREATE OR REPLACE TEMP TABLE _rows AS
+    SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
+           d.detail_no, c.capture_no, n.available,
+           row_number() OVER (
+               PARTITION BY i.offer_no, n.snapshot_date, n.price_per_hour
+               ORDER BY d.detail_no, c.capture_no, n.available) - 1 AS dup_no
+    FROM _in AS n
+    JOIN offer_ids AS i ON {_ID_MATCH}
+    JOIN offer_details AS d ON d.detail_hash = n.detail_hash AND {_DETAIL_MATCH}
+    JOIN offer_captures AS c ON {_CAPTURE_MATCH}
 """  # noqa: S608 (identifiers are our constants)
 
 
@@ -219,35 +303,37 @@ def _registered(
         con.unregister(name)
 
 
-def _migrate_offers(con: duckdb.DuckDBPyConnection) -> None:
-    """Columns appended to the contract after a warehouse was created are added as nullable."""
-    have = {
-        r[0]
-        for r in con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
-            ["offers"],
-        ).fetchall()
-    }
-    for f in OFFER_SCHEMA:
-        if f.name not in have:
-            # Identifiers and types come from the frozen schema, never from data.
-            con.execute(f"ALTER TABLE offers ADD COLUMN {f.name} {_DUCK_TYPES[f.type]}")
+def _table_type(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    rows = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ?",
+                       [name]).fetchall()
+    return rows[0][0] if rows else None
 
 
-# Columns the offer-history tables had before the price per GPU-hour was derived at query time.
-_DROPPED = (("offer_points", "price_per_gpu_hour"), ("offer_points", "old_price_per_gpu_hour"),
-            ("offer_ids", "last_price_per_gpu_hour"))
+def _migrate_offers_table(con: duckdb.DuckDBPyConnection) -> str | None:
+    """A warehouse from before the normalised store keeps its rows in a table `offers` (and
+    derived history tables of an older shape). Move the table aside (returned, to be loaded
+    into the new tables) and drop what can be derived again."""
+    if _table_type(con, "offers") != "BASE TABLE":
+        return None
+    for view in reversed(VIEWS[1:]):
+        con.execute(f"DROP VIEW IF EXISTS {view}")  # our constant names
+    con.execute("ALTER TABLE offers RENAME TO _offers_before_store")
+    for table in _STORE_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")  # our constant names
+    return "_offers_before_store"
 
 
-def _migrate_points(con: duckdb.DuckDBPyConnection) -> None:
-    """Drop the stored prices per GPU-hour of a warehouse created before they were derived."""
-    for table, column in _DROPPED:
-        if con.execute(
-            "SELECT count(*) FROM information_schema.columns "
-            "WHERE table_name = ? AND column_name = ?", [table, column]
-        ).fetchone()[0]:
-            # Both names are our constants above.
-            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+def _migrated_rows(con: duckdb.DuckDBPyConnection, old: str) -> str:
+    """The old table's rows in the contract's columns (columns added to the contract after the
+    warehouse was created are null), as a temp table."""
+    have = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [old]
+    ).fetchall()}
+    cols = ", ".join(f.name if f.name in have else f"NULL::{_DUCK_TYPES[f.type]} AS {f.name}"
+                     for f in OFFER_SCHEMA)
+    con.execute(_contract_ddl("_src", temp=True).replace("CREATE TEMP", "CREATE OR REPLACE TEMP"))
+    con.execute(f"INSERT INTO _src SELECT {cols} FROM {old}")  # noqa: S608 (our names)
+    return "_src"
 
 
 def _migrate_fx_rates(con: duckdb.DuckDBPyConnection) -> None:
@@ -275,50 +361,20 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def init_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the tables if missing, refresh gpu_models from gpus.csv and (re)create the views.
-    Safe to call on every start."""
+    """Create the tables if missing, move a warehouse of the older layout into them, refresh
+    gpu_models from gpus.csv and (re)create the views. Safe to call on every start."""
     # Registered outside the transaction: unregistering inside an aborted one would fail and
     # hide the real error.
     with _registered(con, _gpu_models_table()) as name, transaction(con):
+        old = _migrate_offers_table(con)
         for ddl in _TABLES_DDL:
             con.execute(ddl)
-        _migrate_offers(con)
-        _migrate_points(con)
         _migrate_fx_rates(con)
-        # A warehouse from before the offer-history tables: derive them once from offers.
-        if con.execute("SELECT (SELECT count(*) FROM snapshot_dates) = 0 "
-                       "AND EXISTS (SELECT 1 FROM offers)").fetchone()[0]:
-            _rebuild_points(con)
+        if old:
+            _bulk_load(con, _migrated_rows(con, old))
+            con.execute(f"DROP TABLE {old}")  # noqa: S608 (our name)
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
         refresh_views(con)
-
-
-def _insert_offers(
-    con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, provider: str, table: pa.Table
-) -> int:
-    """Delete then insert one (snapshot_date, provider); the caller holds the transaction."""
-    table = conform_table(table)
-    if table.num_rows:
-        for name, expected in (("snapshot_date", snapshot_date), ("provider", provider)):
-            col = table.column(name)
-            wrong = pc.sum(pc.not_equal(col, pa.scalar(expected, type=col.type))).as_py() or 0
-            if wrong:
-                raise ContractError(
-                    f"{provider} {snapshot_date}: {wrong} rows carry another {name}"
-                )
-    con.execute(
-        "DELETE FROM offers WHERE snapshot_date = ? AND provider = ?", [snapshot_date, provider]
-    )
-    # Straight from Arrow, positionally: conform_table put the columns in the frozen order,
-    # which is the table's order (new contract columns are appended to both). NOT NULL
-    # constraints on the table reject rows that break the contract.
-    # Sorted so that each column's runs of equal values (model, sku, region, prices) compress:
-    # parsers emit rows in page order, which interleaves them.
-    table = table.sort_by([(c, "ascending") for c in ("gpu_model", "pricing_model", "sku",
-                                                      "region", "price_per_hour")])
-    con.from_arrow(table).insert_into("offers")
-    _maintain_points(con, snapshot_date, provider)
-    return table.num_rows
 
 
 def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
@@ -328,9 +384,30 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
     return con.execute(sql, {k: v for k, v in (params or {}).items() if k in used} or None)
 
 
-def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str) -> None:
-    """Bring offer_ids / offer_points / snapshot_dates in step with the offers of (day,
-    provider), which the caller has just replaced inside its transaction.
+def _insert_offers(
+    con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, provider: str, table: pa.Table
+) -> int:
+    """Replace one (snapshot_date, provider) with `table`; the caller holds the transaction."""
+    table = conform_table(table)
+    if table.num_rows:
+        for name, expected in (("snapshot_date", snapshot_date), ("provider", provider)):
+            col = table.column(name)
+            wrong = pc.sum(pc.not_equal(col, pa.scalar(expected, type=col.type))).as_py() or 0
+            if wrong:
+                raise ContractError(
+                    f"{provider} {snapshot_date}: {wrong} rows carry another {name}"
+                )
+    # Into a temp table of the contract's DDL, positionally (conform_table put the columns in
+    # the frozen order): its NOT NULL constraints reject rows that break the contract.
+    con.execute(_contract_ddl("_src", temp=True).replace("CREATE TEMP", "CREATE OR REPLACE TEMP"))
+    con.from_arrow(table).insert_into("_src")
+    _store_partition(con, snapshot_date, provider)
+    con.execute("DROP TABLE _src")
+    return table.num_rows
+
+
+def _store_partition(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str) -> None:
+    """Replace the stored rows of (day, provider) with the rows of temp table _src.
 
     Affected offers are those observed on (day, provider) before or after the load. Their new
     points on `day` take as previous observation the latest point before `day`; the first point
@@ -340,26 +417,24 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
     scan of offer_points is needed.
     """
     p = {"d": day, "p": provider}
-    _run(con, "CREATE OR REPLACE TEMP TABLE _obs AS "
-                + _OBS_SQL.format(where="WHERE snapshot_date = $d AND provider = $p"), p)
-    _run(con, _NEW_IDS_SQL)
-    _run(con, f"""
-        CREATE OR REPLACE TEMP TABLE _new AS
-        SELECT i.offer_no, n.gpu_model, n.price_per_hour
-        FROM _obs AS n JOIN offer_ids AS i ON {_ID_MATCH}
-    """)  # noqa: S608 (constant text)
+    _run(con, _STAGE_SQL.format(src="_src"))
     _run(con, """
         CREATE OR REPLACE TEMP TABLE _aff AS
-        SELECT offer_no FROM offer_points WHERE snapshot_date = $d AND provider = $p
-        UNION SELECT offer_no FROM _new
+        SELECT DISTINCT offer_no FROM offer_points WHERE snapshot_date = $d AND provider = $p
     """, p)
-    _run(con, "DELETE FROM offer_points WHERE snapshot_date = $d AND provider = $p", p)
-    _run(con, "DELETE FROM snapshot_dates WHERE snapshot_date = $d AND provider = $p", p)
-    _run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _new)", p)
+    for table in ("offer_points", "offer_captures", "snapshot_dates"):
+        _run(con, f"DELETE FROM {table} WHERE snapshot_date = $d AND provider = $p", p)  # noqa: S608
+    _run(con, _NEW_IDS_SQL)
+    _run(con, _NEW_DETAILS_SQL)
+    _run(con, _NEW_CAPTURES_SQL)
+    _run(con, _ROWS_SQL)
+    _run(con, "INSERT INTO _aff SELECT DISTINCT offer_no FROM _rows "
+              "WHERE offer_no NOT IN (SELECT offer_no FROM _aff)")
+    _run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _rows)", p)
     general = _run(con, """
         SELECT count(*) FROM offer_ids
         WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date >= $d
-    """, p).fetchone()[0] > 0
+    """, p).fetchall()[0][0] > 0
     if general:
         # The latest point before `day` of each affected offer.
         _run(con, """
@@ -380,25 +455,25 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
             WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date IS NOT NULL
         """)
     # Same-day duplicates (one identity at two prices) chain in price order; the first takes
-    # the latest earlier point. Rows sorted by model and offer so each column compresses well.
+    # the latest earlier point; repeats of one price point at their first. Rows sorted by model
+    # and offer so each column compresses well.
     _run(con, """
         INSERT INTO offer_points
-        SELECT $d, $p, gpu_model, offer_no, price_per_hour, prev_date,
-               CASE WHEN prev_p <> price_per_hour THEN prev_p END
+        SELECT $d, $p, gpu_model, offer_no, price_per_hour,
+               CASE WHEN dup_no > 0 OR k > 1 THEN $d ELSE b.d END,
+               CASE WHEN dup_no > 0 THEN NULL
+                    WHEN k > 1 THEN lag_p
+                    WHEN b.p <> price_per_hour THEN b.p END,
+               dup_no, detail_no, capture_no, available
         FROM (
-            SELECT n.*,
-                   CASE WHEN n.k = 1 THEN b.d ELSE $d END AS prev_date,
-                   CASE WHEN n.k = 1 THEN b.p ELSE n.lag_p END AS prev_p
-            FROM (
-                SELECT *,
-                       row_number() OVER w AS k,
-                       lag(price_per_hour) OVER w AS lag_p
-                FROM _new
-                WINDOW w AS (PARTITION BY offer_no ORDER BY price_per_hour)
-            ) AS n
-            LEFT JOIN _base AS b USING (offer_no)
-        )
-        ORDER BY gpu_model, offer_no, price_per_hour
+            SELECT *,
+                   row_number() OVER w AS k,
+                   lag(price_per_hour) OVER w AS lag_p
+            FROM _rows
+            WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY price_per_hour)
+        ) AS n
+        LEFT JOIN _base AS b USING (offer_no)
+        ORDER BY gpu_model, offer_no, price_per_hour, dup_no
     """, p)
     if general:
         # The next observation after `day` of each affected offer now follows the latest point
@@ -420,12 +495,12 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
                     SELECT offer_no, max({'d': d, 'p': p}) AS m
                     FROM (SELECT offer_no, d, p FROM _base
                           UNION ALL
-                          SELECT offer_no, $d, price_per_hour FROM _new)
+                          SELECT offer_no, $d, price_per_hour FROM _rows)
                     GROUP BY offer_no
                 ) AS u USING (offer_no)
             ) AS t
             WHERE o.provider = $p AND o.offer_no = t.offer_no AND o.snapshot_date = t.nd
-              AND o.price_per_hour = t.np
+              AND o.price_per_hour = t.np AND o.dup_no = 0
         """, p)
         _run(con, """
             UPDATE offer_ids AS i
@@ -444,40 +519,43 @@ def _maintain_points(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
         _run(con, """
             UPDATE offer_ids AS i
             SET last_date = $d, last_price_per_hour = t.p
-            FROM (SELECT offer_no, max(price_per_hour) AS p FROM _new GROUP BY offer_no) AS t
+            FROM (SELECT offer_no, max(price_per_hour) AS p FROM _rows GROUP BY offer_no) AS t
             WHERE i.offer_no = t.offer_no
         """, p)
-    for tmp in ("_obs", "_new", "_aff", "_base"):
+    for tmp in ("_in", "_rows", "_aff", "_base"):
         _run(con, f"DROP TABLE {tmp}")
 
 
 def rebuild_offer_points(con: duckdb.DuckDBPyConnection) -> None:
-    """Recompute offer_ids, offer_points and snapshot_dates from the whole offers table in one
-    transaction (a warehouse created before these tables existed; also the reference the tests
-    compare incremental loads with). Offer numbers are given afresh."""
+    """Store every offer afresh from the `offers` view, in one transaction: identities, details
+    and captures are numbered anew and every previous observation is recomputed over the whole
+    history at once (the reference the tests compare load-by-load maintenance with)."""
     with transaction(con):
-        _rebuild_points(con)
+        con.execute(_contract_ddl("_src", temp=True)
+                    .replace("CREATE TEMP", "CREATE OR REPLACE TEMP"))
+        con.execute("INSERT INTO _src SELECT * FROM offers")
+        _bulk_load(con, "_src")
 
 
-def _rebuild_points(con: duckdb.DuckDBPyConnection) -> None:
-    for table in ("offer_points", "offer_ids", "snapshot_dates"):
+def _bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
+    """Replace everything stored with the offers rows of relation `src` (our own name)."""
+    for table in _STORE_TABLES:
         con.execute(f"DELETE FROM {table}")  # noqa: S608 (our table names)
-    con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM offers")
-    con.execute("CREATE OR REPLACE TEMP TABLE _obs AS " + _OBS_SQL.format(where=""))
-    con.execute(_NEW_IDS_SQL)
-    con.execute(f"""
+    _run(con, _STAGE_SQL.format(src=src))
+    for sql in (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL):
+        _run(con, sql)
+    con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
+    con.execute("""
         INSERT INTO offer_points
-        SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour, prev_date,
-               CASE WHEN prev_p <> price_per_hour THEN prev_p END
-        FROM (
-            SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
-                   lag(n.snapshot_date) OVER w AS prev_date,
-                   lag(n.price_per_hour) OVER w AS prev_p
-            FROM _obs AS n JOIN offer_ids AS i ON {_ID_MATCH}
-            WINDOW w AS (PARTITION BY i.offer_no ORDER BY n.snapshot_date, n.price_per_hour)
-        )
-        ORDER BY snapshot_date, provider, gpu_model, offer_no, price_per_hour
-    """)  # noqa: S608 (constant text)
+        SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour,
+               CASE WHEN dup_no > 0 THEN snapshot_date ELSE lag(snapshot_date) OVER w END,
+               CASE WHEN dup_no = 0 AND lag(price_per_hour) OVER w <> price_per_hour
+                    THEN lag(price_per_hour) OVER w END,
+               dup_no, detail_no, capture_no, available
+        FROM _rows
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_date, price_per_hour)
+        ORDER BY snapshot_date, provider, gpu_model, offer_no, price_per_hour, dup_no
+    """)
     con.execute("""
         UPDATE offer_ids AS i
         SET last_date = t.m.d, last_price_per_hour = t.m.p
@@ -487,7 +565,8 @@ def _rebuild_points(con: duckdb.DuckDBPyConnection) -> None:
         ) AS t
         WHERE i.offer_no = t.offer_no
     """)
-    con.execute("DROP TABLE _obs")
+    for tmp in ("_in", "_rows", src):
+        con.execute(f"DROP TABLE {tmp}")
 
 
 def _as_date(value: dt.date | str) -> dt.date:

@@ -6,8 +6,9 @@
 -- snapshot (effective_from later than snapshot_date).
 CREATE OR REPLACE VIEW latest_offers AS
 WITH latest AS (
+    -- The small table of loaded (provider, snapshot_date) pairs, not a scan of every offer.
     SELECT provider, max(snapshot_date) AS snapshot_date
-    FROM offers
+    FROM snapshot_dates
     GROUP BY provider
 )
 SELECT

@@ -10,7 +10,7 @@
 -- offer's snapshot_no means the provider was read that day and the offer was absent.
 --
 -- Reads the tables every load maintains (warehouse/db.py: offer_ids, offer_points,
--- snapshot_dates) rather than deriving identities from `offers` at query time; snapshot_no is
+-- snapshot_dates) rather than deriving identities from the offer rows at query time; snapshot_no is
 -- numbered here over the small snapshot_dates table, so loading a snapshot in the middle of
 -- history renumbers nothing stored.
 CREATE OR REPLACE VIEW offer_observations AS
@@ -35,3 +35,5 @@ SELECT
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
 JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+-- A repeat of the same (offer, day, price) in one partition is one observation.
+WHERE p.dup_no = 0
