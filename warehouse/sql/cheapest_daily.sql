@@ -15,25 +15,30 @@
 -- currency the ranking does not depend on FX. (Probing the table again for the rows at the
 -- minimum made DuckDB materialise all offers: 2.5 s instead of ~1 s at 10M rows.)
 CREATE OR REPLACE VIEW cheapest_daily AS
-WITH per_currency AS (
-    -- One pass over the stored rows (offer_points with their identity from the small
-    -- offer_ids, rather than the wider `offers` view): per day, model, pricing model and
-    -- currency the lowest price and the row that has it (ties: first provider, sku, region
-    -- alphabetically). Price per GPU-hour derived as the contract does.
+WITH ranked_ids AS (
+    -- The tie order (provider, sku, region alphabetically) as one integer per offer identity,
+    -- computed over the small offer_ids: a year's aggregate then compares (price, integer)
+    -- instead of (price, three strings), about a fifth faster.
+    SELECT
+        *,
+        row_number() OVER (ORDER BY provider, sku, coalesce(region, ''), offer_no) AS tie_rank
+    FROM offer_ids
+),
+per_currency AS (
+    -- One pass over the stored rows (offer_points with their identity from offer_ids, rather
+    -- than the wider `offers` view): per day, model, pricing model and currency the lowest
+    -- price per GPU-hour (derived as the contract does) and the row that has it.
     SELECT
         p.snapshot_date AS day, p.gpu_model, i.pricing_model, i.currency,
         min(p.price_per_hour / i.gpu_count) AS min_price,
         count(*) AS n_offers,
         arg_min(
-            {'provider': p.provider, 'sku': i.sku, 'region': i.region,
-             'gpu_count': i.gpu_count, 'commitment_months': i.commitment_months,
-             'price_per_hour': p.price_per_hour, 'currency': i.currency,
-             'price_per_gpu_hour': p.price_per_hour / i.gpu_count, 'available': p.available},
-            {'price': p.price_per_hour / i.gpu_count, 'provider': p.provider, 'sku': i.sku,
-             'region': coalesce(i.region, '')}
+            {'offer_no': p.offer_no, 'price_per_hour': p.price_per_hour,
+             'available': p.available},
+            {'price': p.price_per_hour / i.gpu_count, 'tie_rank': i.tie_rank}
         ) AS best
     FROM offer_points AS p
-    JOIN offer_ids AS i ON i.offer_no = p.offer_no
+    JOIN ranked_ids AS i ON i.offer_no = p.offer_no
     WHERE i.effective_from IS NULL OR i.effective_from <= p.snapshot_date
     GROUP BY ALL
 ),
@@ -67,16 +72,17 @@ SELECT
     w.day,
     w.gpu_model,
     w.pricing_model,
-    cv.best.provider AS provider,
-    cv.best.sku AS sku,
-    cv.best.region AS region,
-    cv.best.gpu_count AS gpu_count,
-    cv.best.commitment_months AS commitment_months,
+    i.provider,
+    i.sku,
+    i.region,
+    i.gpu_count,
+    i.commitment_months,
     cv.best.price_per_hour AS price_per_hour,
-    cv.best.currency AS currency,
-    cv.best.price_per_gpu_hour AS price_per_gpu_hour,
+    cv.currency,
+    -- The winner's own price per GPU-hour: the group's minimum.
+    cv.min_price AS price_per_gpu_hour,
     w.best_usd AS price_per_gpu_hour_usd,
-    cv.best.price_per_gpu_hour / cv.currency_per_eur AS price_per_gpu_hour_eur,
+    cv.min_price / cv.currency_per_eur AS price_per_gpu_hour_eur,
     cv.best.available AS available,
     w.n_offers,
     w.n_without_usd
@@ -84,3 +90,4 @@ FROM winner AS w
 LEFT JOIN converted AS cv
     ON cv.day = w.day AND cv.gpu_model = w.gpu_model
     AND cv.pricing_model = w.pricing_model AND cv.currency = w.best_currency
+LEFT JOIN offer_ids AS i ON i.offer_no = cv.best.offer_no
