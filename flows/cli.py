@@ -173,20 +173,41 @@ def load(
     provider: ProviderOpt = None,
     date: Annotated[str | None, typer.Option(help="Only this date (YYYY-MM-DD).")] = None,
     data_dir: DataDir = None,
+    archive: ArchiveDir = None,
 ) -> None:
-    """Load the Parquet lake into DuckDB (idempotent per snapshot date and provider)."""
+    """Load the Parquet lake into DuckDB (idempotent per snapshot date and provider), and the
+    archived ECB rates into fx_rates."""
+    from warehouse import db
+
+    settings = _settings(data_dir, archive)
+    with run_lock(settings):
+        con = db.connect(settings.db_path)
+        try:
+            db.init_schema(con)
+            counts = db.load_lake(con, settings.lake_root,
+                                  dates=[dt.date.fromisoformat(date)] if date else None,
+                                  providers=_providers(provider))
+            rates = pipeline.load_fx(settings, con)
+        finally:
+            con.close()
+    console.print(f"loaded {sum(counts.values())} rows from {len(counts)} partitions"
+                  + (f"; {rates} ECB rates" if rates else ""))
+
+
+@app.command()
+def compact(data_dir: DataDir = None) -> None:
+    """Rewrite warehouse.duckdb into a fresh, smaller file (DuckDB never returns the space
+    that deletes and updates free); safe against a crash: the new file replaces the old one
+    only when complete."""
     from warehouse import db
 
     settings = _settings(data_dir)
-    con = db.connect(settings.db_path)
-    try:
-        db.init_schema(con)
-        counts = db.load_lake(con, settings.lake_root,
-                              dates=[dt.date.fromisoformat(date)] if date else None,
-                              providers=_providers(provider))
-    finally:
-        con.close()
-    console.print(f"loaded {sum(counts.values())} rows from {len(counts)} partitions")
+    if not settings.db_path.exists():
+        err.print(f"no warehouse at {settings.db_path}")
+        raise typer.Exit(1)
+    with run_lock(settings):
+        before, after = db.compact(settings.db_path)
+    console.print(f"{settings.db_path}: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB")
 
 
 @app.command()

@@ -82,3 +82,19 @@ def test_backfill_imports_real_history_once(tmp_path):
     assert sorted(p.name for p in snap.iterdir())[:2] == ["2023-01-12", "2024-05-17"]
     r = gp("backfill", "-p", "gcp", "--archive", snap)
     assert "0 archived, 6 already there" in r.stdout
+
+
+def test_load_rebuilds_the_warehouse_from_the_lake_and_compact_keeps_it(dirs, tmp_path):
+    assert gp("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
+    count = "select count(*) as n, count(distinct snapshot_date) as days from offers"
+    before = gp("sql", count, *dirs[:2]).stdout
+    assert " 4 " in before
+    (tmp_path / "data" / "warehouse.duckdb").unlink()
+    r = gp("load", *dirs)
+    assert r.returncode == 0, r.stderr
+    assert "from 4 partitions" in r.stdout
+    assert gp("sql", count, *dirs[:2]).stdout == before
+    r = gp("compact", *dirs[:2])
+    assert r.returncode == 0 and "MB ->" in r.stdout, r.stderr
+    assert gp("sql", count, *dirs[:2]).stdout == before
+    assert not list((tmp_path / "data").glob(".*.part"))

@@ -3,6 +3,7 @@
 import datetime as dt
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -272,3 +273,32 @@ def test_fx_rates_given_twice_are_refused_and_change_nothing(con):
     with pytest.raises(ValueError, match="USD"):
         db.load_fx_rates(con, twice)
     assert con.execute("SELECT rate_per_eur FROM fx_rates").fetchall() == [(1.05,)]
+
+
+def test_compact_rewrites_the_file_with_the_same_answers(tmp_path):
+    path = tmp_path / "warehouse.duckdb"
+    con = db.connect(path)
+    db.init_schema(con)
+    # A big partition (random prices do not compress) replaced by a small one after another
+    # day was loaded: its blocks are freed inside the file, which keeps them.
+    n = 300_000
+    big = _offers(prices=(2.0,)).take([0] * n)
+    price = pa.array(np.random.default_rng(7).uniform(1, 9, n))
+    for name in ("price_per_hour", "price_per_gpu_hour"):
+        big = big.set_column(big.schema.get_field_index(name), name, price)
+    db.load_partition(con, DAY1, "runpod", big)
+    db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.49, 1.64)))
+    db.load_partition(con, DAY1, "runpod", _offers(prices=(2.69, 1.64)))
+    views = {v: con.execute(f"SELECT * FROM {v} ORDER BY ALL").fetchall()  # noqa: S608
+             for v in ("offers", "price_changes", "offer_history", "cheapest_daily")}
+    con.close()
+    before, after = db.compact(path)
+    assert after < before and after == path.stat().st_size
+    con = db.connect(path)
+    db.init_schema(con)
+    assert {v: con.execute(f"SELECT * FROM {v} ORDER BY ALL").fetchall()  # noqa: S608
+            for v in views} == views
+    db.load_partition(con, DAY2, "lambda", _offers("lambda", DAY2, prices=(2.49,)))
+    assert _count(con) == 5
+    con.close()
+    assert [p.name for p in tmp_path.iterdir()] == ["warehouse.duckdb"]

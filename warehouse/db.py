@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -613,6 +614,39 @@ def load_lake(
         for day, prov, path in selected:
             loaded[(day, prov)] = _insert_offers(con, day, prov, reader(path))
     return loaded
+
+
+def compact(db_path: Path | str) -> tuple[int, int]:
+    """Rewrite the warehouse file into a fresh one and put it in place atomically; returns the
+    sizes in bytes before and after.
+
+    DuckDB reuses the blocks a DELETE or UPDATE frees but never gives them back to the file
+    system, and segments rewritten by UPDATEs stay less compressed than fresh ones: after a
+    backfill, many reloads, or moving an older layout in (which leaves the old table's blocks
+    free), a copy is smaller. The caller must make sure nothing else writes the file meanwhile
+    (DuckDB's own lock refuses a writer that already has it open).
+    """
+    path = Path(db_path)
+    before = path.stat().st_size
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.part")
+
+    def literal(p: Path) -> str:  # a path as a SQL string literal (ATTACH takes no parameter)
+        return "'" + str(p).replace("'", "''") + "'"
+
+    try:
+        with duckdb.connect(":memory:") as con:
+            con.execute(f"ATTACH {literal(path)} AS src (READ_ONLY)")
+            con.execute(f"ATTACH {literal(tmp)} AS dst")
+            con.execute("COPY FROM DATABASE src TO dst")
+            con.execute("DETACH dst")
+            con.execute("DETACH src")
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(f"{tmp}.wal").unlink(missing_ok=True)
+    return before, path.stat().st_size
 
 
 def load_fx_rates(con: duckdb.DuckDBPyConnection, rates: pa.Table) -> int:
