@@ -13,7 +13,7 @@ warehouse answers.
 3. Timed (median of 3 runs, after one warm-up): one more night's load; cheapest_daily over the
    year; price_changes of the last 7 days; offer_history of one GPU model; the weekly report.
    Then the same questions with pandas over CSV files (one per night), as ratios.
-4. Disk: the lake plus warehouse.duckdb.
+4. Disk: the lake plus warehouse.duckdb as the loads left it, then after `gpuprices compact`.
 
 Targets (issue 6, on a 2-core machine): each query < 1 s, a night's load < 5 s, the report
 < 30 s, the year's lake + warehouse < 300 MB.
@@ -327,6 +327,11 @@ def run(work: Path, args: argparse.Namespace) -> None:
     print(f"disk: lake {disk['lake'] / 1e6:,.1f} MB + warehouse "
           f"{disk['warehouse.duckdb'] / 1e6:,.1f} MB = {total_mb:,.1f} MB "
           f"(target < 300 MB: {'yes' if total_mb < 300 else 'NO'})")
+    t = time.perf_counter()
+    before, after = db.compact(s.db_path)
+    print(f"after `gpuprices compact` ({time.perf_counter() - t:.0f} s): warehouse "
+          f"{before / 1e6:,.1f} -> {after / 1e6:,.1f} MB, lake + warehouse "
+          f"{(disk['lake'] + after) / 1e6:,.1f} MB")
     print(f"total bench time {time.perf_counter() - t0:.0f} s")
 
 

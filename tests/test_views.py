@@ -289,6 +289,8 @@ HISTORY_VIEWS = {
     "offer_observations": "offer_id, snapshot_date, price_per_hour",
     "price_changes": "offer_id, new_date, new_price_per_hour",
     "offer_history": "offer_id, valid_from, price_per_hour",
+    # Not a history view, but its per provider-day minima are kept by the loads too.
+    "cheapest_daily": "day, gpu_model, pricing_model",
 }
 
 
@@ -437,3 +439,12 @@ def test_existing_warehouse_of_the_old_layout_is_migrated(con):
     db.init_schema(con)
     assert _views(con) == expected
     assert con.execute("SELECT * FROM offers ORDER BY ALL").fetchall() == rows
+
+
+def test_a_store_without_provider_day_minima_derives_them(con):
+    expected = con.execute("SELECT * FROM cheapest_daily ORDER BY ALL").fetchall()
+    assert expected
+    con.execute("DELETE FROM provider_day_cheapest")
+    assert con.execute("SELECT count(*) FROM cheapest_daily").fetchone()[0] == 0
+    db.init_schema(con)
+    assert con.execute("SELECT * FROM cheapest_daily ORDER BY ALL").fetchall() == expected

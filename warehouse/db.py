@@ -191,6 +191,24 @@ _TABLES_DDL = (
         available BOOLEAN
     )
     """,
+    # Per (snapshot_date, provider, gpu_model, pricing_model, currency): the lowest price per
+    # GPU-hour among the offers in force that day (announced future prices left out), how many
+    # offers, and the row holding it (ties: sku, region, offer number). cheapest_daily ranks
+    # these few hundred thousand rows instead of every offer of the year.
+    """
+    CREATE TABLE IF NOT EXISTS provider_day_cheapest (
+        snapshot_date DATE NOT NULL,
+        provider VARCHAR NOT NULL,
+        gpu_model VARCHAR NOT NULL,
+        pricing_model VARCHAR NOT NULL,
+        currency VARCHAR NOT NULL,
+        min_price_per_gpu_hour DOUBLE NOT NULL,
+        n_offers BIGINT NOT NULL,
+        offer_no INTEGER NOT NULL,
+        price_per_hour DOUBLE NOT NULL,
+        available BOOLEAN
+    )
+    """,
     # The (provider, snapshot_date) pairs that hold offers: numbered at query time (a few
     # thousand rows), so a snapshot loaded in the middle of history renumbers nothing stored.
     """
@@ -202,7 +220,7 @@ _TABLES_DDL = (
 )
 
 _STORE_TABLES = ("offer_points", "offer_ids", "offer_details", "offer_captures",
-                 "snapshot_dates")
+                 "snapshot_dates", "provider_day_cheapest")
 
 _ID_COLS = ", ".join(_IDENTITY)
 _ID_MATCH = " AND ".join(f"i.{c} IS NOT DISTINCT FROM n.{c}" for c in _IDENTITY)
@@ -270,6 +288,27 @@ _ROWS_SQL = f"""
     JOIN offer_details AS d ON d.detail_hash = n.detail_hash AND {_DETAIL_MATCH}
     JOIN offer_captures AS c ON {_CAPTURE_MATCH}
 """  # noqa: S608 (identifiers are our constants)
+
+
+# The per provider-day minima of the rows in _rows (one day of one provider, or everything).
+_CHEAPEST_SQL = """
+    INSERT INTO provider_day_cheapest
+    SELECT snapshot_date, provider, gpu_model, pricing_model, currency, min_price, n_offers,
+           best.offer_no, best.price_per_hour, best.available
+    FROM (
+        SELECT r.snapshot_date, r.provider, r.gpu_model, i.pricing_model, i.currency,
+               min(r.price_per_hour / i.gpu_count) AS min_price,
+               count(*) AS n_offers,
+               arg_min({'offer_no': r.offer_no, 'price_per_hour': r.price_per_hour,
+                        'available': r.available},
+                       {'price': r.price_per_hour / i.gpu_count, 'sku': i.sku,
+                        'region': coalesce(i.region, ''), 'offer_no': r.offer_no}) AS best
+        FROM _rows AS r
+        JOIN offer_ids AS i ON i.offer_no = r.offer_no
+        WHERE i.effective_from IS NULL OR i.effective_from <= r.snapshot_date
+        GROUP BY ALL
+    )
+"""
 
 
 def connect(db_path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -374,6 +413,12 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         if old:
             _bulk_load(con, _migrated_rows(con, old))
             con.execute(f"DROP TABLE {old}")  # noqa: S608 (our name)
+        elif con.execute("SELECT NOT EXISTS (SELECT 1 FROM provider_day_cheapest) "
+                         "AND EXISTS (SELECT 1 FROM offer_points)").fetchall()[0][0]:
+            # A store from before the per provider-day minima: derive them once.
+            con.execute("CREATE OR REPLACE TEMP TABLE _rows AS SELECT * FROM offer_points")
+            con.execute(_CHEAPEST_SQL)
+            con.execute("DROP TABLE _rows")
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
         refresh_views(con)
 
@@ -423,7 +468,7 @@ def _store_partition(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
         CREATE OR REPLACE TEMP TABLE _aff AS
         SELECT DISTINCT offer_no FROM offer_points WHERE snapshot_date = $d AND provider = $p
     """, p)
-    for table in ("offer_points", "offer_captures", "snapshot_dates"):
+    for table in ("offer_points", "offer_captures", "snapshot_dates", "provider_day_cheapest"):
         _run(con, f"DELETE FROM {table} WHERE snapshot_date = $d AND provider = $p", p)  # noqa: S608
     _run(con, _NEW_IDS_SQL)
     _run(con, _NEW_DETAILS_SQL)
@@ -432,6 +477,7 @@ def _store_partition(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str
     _run(con, "INSERT INTO _aff SELECT DISTINCT offer_no FROM _rows "
               "WHERE offer_no NOT IN (SELECT offer_no FROM _aff)")
     _run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _rows)", p)
+    _run(con, _CHEAPEST_SQL)
     general = _run(con, """
         SELECT count(*) FROM offer_ids
         WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date >= $d
@@ -546,6 +592,7 @@ def _bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
     for sql in (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL):
         _run(con, sql)
     con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
+    con.execute(_CHEAPEST_SQL)
     con.execute("""
         INSERT INTO offer_points
         SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour,
