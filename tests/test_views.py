@@ -445,6 +445,6 @@ def test_a_store_without_provider_day_minima_derives_them(con):
     expected = con.execute("SELECT * FROM cheapest_daily ORDER BY ALL").fetchall()
     assert expected
     con.execute("DELETE FROM provider_day_cheapest")
-    assert con.execute("SELECT count(*) FROM cheapest_daily").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM cheapest_daily").fetchall() == [(0,)]
     db.init_schema(con)
     assert con.execute("SELECT * FROM cheapest_daily ORDER BY ALL").fetchall() == expected
