@@ -55,6 +55,8 @@ def _night(settings: Settings) -> pipeline.Parsed:
 
 
 def _rows(settings: Settings) -> tuple[int, int]:
+    if not settings.db_path.exists():  # killed before the first load created it
+        return 0, 0
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
         return con.execute(
