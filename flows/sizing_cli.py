@@ -119,7 +119,7 @@ def read_offers(db_path: Path, date: dt.date | None) -> tuple[dt.date, list[dict
         if date is None:
             row = con.execute("SELECT max(snapshot_date) FROM snapshot_dates").fetchone()
             if not row or row[0] is None:
-                raise ValueError("the offers table is empty")
+                raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
             date = row[0]
         df = con.execute(
             "SELECT * FROM offers WHERE snapshot_date = ? "
