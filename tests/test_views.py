@@ -439,12 +439,3 @@ def test_existing_warehouse_of_the_old_layout_is_migrated(con):
     db.init_schema(con)
     assert _views(con) == expected
     assert con.execute("SELECT * FROM offers ORDER BY ALL").fetchall() == rows
-
-
-def test_a_store_without_provider_day_minima_derives_them(con):
-    expected = con.execute("SELECT * FROM cheapest_daily ORDER BY ALL").fetchall()
-    assert expected
-    con.execute("DELETE FROM provider_day_cheapest")
-    assert con.execute("SELECT count(*) FROM cheapest_daily").fetchall() == [(0,)]
-    db.init_schema(con)
-    assert con.execute("SELECT * FROM cheapest_daily ORDER BY ALL").fetchall() == expected

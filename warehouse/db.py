@@ -91,9 +91,12 @@ def _column_ddl(f: pa.Field, nullable: bool | None = None) -> str:
     return f"{f.name} {_DUCK_TYPES[f.type]}{'' if null_ok else ' NOT NULL'}"
 
 
-def _contract_ddl(name: str, temp: bool = False) -> str:
+def _create_src(con: duckdb.DuckDBPyConnection) -> str:
+    """(Re)create the temp table `_src` with the contract's columns and NOT NULL constraints,
+    the staging area every load and rebuild fills; returns its name."""
     cols = ",\n    ".join(_column_ddl(f) for f in OFFER_SCHEMA)
-    return f"CREATE {'TEMP ' if temp else ''}TABLE {name} (\n    {cols}\n)"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _src (\n    {cols}\n)")
+    return "_src"
 
 
 def _columns_ddl(names: Iterable[str]) -> str:
@@ -372,9 +375,9 @@ def _migrated_rows(con: duckdb.DuckDBPyConnection, old: str) -> str:
     ).fetchall()}
     cols = ", ".join(f.name if f.name in have else f"NULL::{_DUCK_TYPES[f.type]} AS {f.name}"
                      for f in OFFER_SCHEMA)
-    con.execute(_contract_ddl("_src", temp=True).replace("CREATE TEMP", "CREATE OR REPLACE TEMP"))
-    con.execute(f"INSERT INTO _src SELECT {cols} FROM {old}")  # noqa: S608 (our names)
-    return "_src"
+    src = _create_src(con)
+    con.execute(f"INSERT INTO {src} SELECT {cols} FROM {old}")  # noqa: S608 (our names)
+    return src
 
 
 def _migrate_fx_rates(con: duckdb.DuckDBPyConnection) -> None:
@@ -414,12 +417,6 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         if old:
             _bulk_load(con, _migrated_rows(con, old))
             con.execute(f"DROP TABLE {old}")  # noqa: S608 (our name)
-        elif con.execute("SELECT NOT EXISTS (SELECT 1 FROM provider_day_cheapest) "
-                         "AND EXISTS (SELECT 1 FROM offer_points)").fetchall()[0][0]:
-            # A store from before the per provider-day minima: derive them once.
-            con.execute("CREATE OR REPLACE TEMP TABLE _rows AS SELECT * FROM offer_points")
-            con.execute(_CHEAPEST_SQL)
-            con.execute("DROP TABLE _rows")
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
         refresh_views(con)
 
@@ -446,8 +443,7 @@ def _insert_offers(
                 )
     # Into a temp table of the contract's DDL, positionally (conform_table put the columns in
     # the frozen order): its NOT NULL constraints reject rows that break the contract.
-    con.execute(_contract_ddl("_src", temp=True).replace("CREATE TEMP", "CREATE OR REPLACE TEMP"))
-    con.from_arrow(table).insert_into("_src")
+    con.from_arrow(table).insert_into(_create_src(con))
     _store_partition(con, snapshot_date, provider)
     con.execute("DROP TABLE _src")
     return table.num_rows
@@ -579,10 +575,9 @@ def rebuild_offer_points(con: duckdb.DuckDBPyConnection) -> None:
     and captures are numbered anew and every previous observation is recomputed over the whole
     history at once (the reference the tests compare load-by-load maintenance with)."""
     with transaction(con):
-        con.execute(_contract_ddl("_src", temp=True)
-                    .replace("CREATE TEMP", "CREATE OR REPLACE TEMP"))
-        con.execute("INSERT INTO _src SELECT * FROM offers")
-        _bulk_load(con, "_src")
+        src = _create_src(con)
+        con.execute(f"INSERT INTO {src} SELECT * FROM offers")  # noqa: S608 (our name)
+        _bulk_load(con, src)
 
 
 def _bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
