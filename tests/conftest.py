@@ -38,3 +38,18 @@ def manifest_archive(tmp_path):
         return root
 
     return build
+
+
+def to_old_layout(con, *, without: tuple[str, ...] = ()) -> None:
+    """Turn a warehouse into the layout warehouses had before the normalised store: a table
+    `offers` holding the rows (less the `without` columns, standing for contract columns added
+    later) and none of the store's tables."""
+    from warehouse import db
+
+    exclude = f" EXCLUDE ({', '.join(without)})" if without else ""
+    con.execute(f"CREATE TABLE _rows AS SELECT *{exclude} FROM offers")  # noqa: S608
+    for view in reversed(db.VIEWS):
+        con.execute(f"DROP VIEW {view}")  # noqa: S608
+    for table in db._STORE_TABLES:
+        con.execute(f"DROP TABLE {table}")  # noqa: S608
+    con.execute("ALTER TABLE _rows RENAME TO offers")

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from tests.conftest import to_old_layout
 from warehouse import db, gpus, lake
 from warehouse.contract import (
     OFFER_SCHEMA,
@@ -203,12 +204,7 @@ def _old_layout(con):
     """Turn `con` into the layout warehouses had before the normalised store: a table `offers`
     (without `available`, to stand for a contract column added later) and history tables that
     still stored prices per GPU-hour."""
-    con.execute("CREATE TABLE _rows AS SELECT * EXCLUDE (available) FROM offers")
-    for view in reversed(db.VIEWS):
-        con.execute(f"DROP VIEW {view}")  # noqa: S608
-    for table in db._STORE_TABLES:
-        con.execute(f"DROP TABLE {table}")  # noqa: S608
-    con.execute("ALTER TABLE _rows RENAME TO offers")
+    to_old_layout(con, without=("available",))
     con.execute("CREATE TABLE offer_points (snapshot_date DATE, provider VARCHAR, "
                 "gpu_model VARCHAR, offer_no INTEGER, price_per_hour DOUBLE, "
                 "price_per_gpu_hour DOUBLE, prev_date DATE, old_price_per_hour DOUBLE, "

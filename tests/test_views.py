@@ -18,6 +18,7 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
+from tests.conftest import to_old_layout
 from warehouse import db, lake
 from warehouse.contract import CaptureMeta, make_offer, offers_to_table
 
@@ -430,12 +431,7 @@ def test_existing_warehouse_of_the_old_layout_is_migrated(con):
     # from it: init_schema moves such a warehouse into the store with the same answers.
     expected = _views(con)
     rows = con.execute("SELECT * FROM offers ORDER BY ALL").fetchall()
-    con.execute("CREATE TABLE _rows AS SELECT * FROM offers")
-    for view in reversed(db.VIEWS):
-        con.execute(f"DROP VIEW {view}")  # noqa: S608
-    for table in db._STORE_TABLES:
-        con.execute(f"DROP TABLE {table}")  # noqa: S608
-    con.execute("ALTER TABLE _rows RENAME TO offers")
+    to_old_layout(con)
     db.init_schema(con)
     assert _views(con) == expected
     assert con.execute("SELECT * FROM offers ORDER BY ALL").fetchall() == rows
