@@ -22,13 +22,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from flows import gates
-
-if TYPE_CHECKING:
-    from flows.config import Settings
-    from flows.pipeline import DayResult
+from flows.config import Settings
+from flows.results import DayResult
 
 WEBHOOK_ENV = "GPUPRICES_WEBHOOK_URL"
 MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import fcntl
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -14,8 +11,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from flows import pipeline
+from flows import ops_cli, pipeline, report_cli, serve_cli, sizing_cli
 from flows.config import Settings, prefect_env, settings_from
+from flows.lock import run_lock
+from flows.results import DayResult
+from spiders.history_aws import captures_from_p5_series
+from spiders.history_azure import captures_from_azure_history
+from spiders.history_gcp import captures_from_gcp_history
+from spiders.importer import archive_new, import_manifest, parse_timestamp
+from spiders.importer import import_capture as archive_capture
+from spiders.wayback import backfill as wayback_backfill
+from warehouse import db
 from warehouse.contract import PROVIDERS
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -45,11 +51,11 @@ def _providers(names: list[str] | None) -> list[str]:
     return names
 
 
-def _status_table(results: list[pipeline.DayResult]) -> Table:
+def _status_table(results: list[DayResult]) -> Table:
     t = Table(title="providers")
     for col in ("provider", "snapshots", "latest", "status", "rows", "quarantined", "problem"):
         t.add_column(col)
-    by_provider: dict[str, list[pipeline.DayResult]] = {}
+    by_provider: dict[str, list[DayResult]] = {}
     for r in results:
         by_provider.setdefault(r.provider, []).append(r)
     for provider, rs in by_provider.items():
@@ -72,7 +78,7 @@ def _status_table(results: list[pipeline.DayResult]) -> Table:
     return t
 
 
-def _report(results: list[pipeline.DayResult]) -> int:
+def _report(results: list[DayResult]) -> int:
     console.print(_status_table(results))
     unmapped: dict[str, set[str]] = {}
     for r in results:
@@ -88,32 +94,9 @@ def _report(results: list[pipeline.DayResult]) -> int:
     return 1 if failed else 0
 
 
-@contextlib.contextmanager
-def run_lock(settings: Settings) -> Iterator[None]:
-    """At most one pipeline run per data folder: a second one says so and exits."""
-    path = settings.data_dir / "nightly.lock"
-    fh = path.open("a+")
-    try:
-        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.seek(0)
-        holder = fh.read().strip() or "another process"
-        err.print(f"another gpuprices run is in progress ({holder}); not starting a second one")
-        raise typer.Exit(3) from None
-    fh.seek(0)
-    fh.truncate()
-    fh.write(f"pid {os.getpid()} since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%SZ}")
-    fh.flush()
-    try:
-        yield
-    finally:
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        fh.close()
-
-
 def _run_direct(settings: Settings, providers: list[str], replay: str | None
-                ) -> list[pipeline.DayResult]:
-    results: list[pipeline.DayResult] = []
+                ) -> list[DayResult]:
+    results: list[DayResult] = []
     if replay is None:
         problem = pipeline.fetch_fx_live(settings)
         if problem:
@@ -123,7 +106,7 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None
             results.append(pipeline.live_day(settings, p))
             continue
         got = pipeline.reparse(settings, p, pipeline.parse_dates(replay, settings, [p]))
-        results.extend(got or [pipeline.DayResult(
+        results.extend(got or [DayResult(
             provider=p, snapshot_date=None, status="failed",
             errors=[f"{p}: no archived snapshot for {replay}"])])
     pipeline.load(settings, results, pipeline.new_run_id())
@@ -177,8 +160,6 @@ def load(
 ) -> None:
     """Load the Parquet lake into DuckDB (idempotent per snapshot date and provider), and the
     archived ECB rates into fx_rates."""
-    from warehouse import db
-
     settings = _settings(data_dir, archive)
     with run_lock(settings):
         con = db.connect(settings.db_path)
@@ -199,8 +180,6 @@ def compact(data_dir: DataDir = None) -> None:
     """Rewrite warehouse.duckdb into a fresh, smaller file (DuckDB never returns the space
     that deletes and updates free); safe against a crash: the new file replaces the old one
     only when complete."""
-    from warehouse import db
-
     settings = _settings(data_dir)
     if not settings.db_path.exists():
         err.print(f"no warehouse at {settings.db_path}")
@@ -225,7 +204,9 @@ def nightly(
     settings = _settings(data_dir, archive)
     replay = _mode(live, replay)
     os.environ.update(prefect_env(settings))
-    from flows.nightly import nightly_flow  # Prefect reads its environment on import
+    # Prefect reads PREFECT_HOME when first imported: the flow module is imported only now, after
+    # the data folder's Prefect environment is set, never at the top of this module.
+    from flows.nightly import nightly_flow
 
     with run_lock(settings):
         results = nightly_flow(settings, _providers(provider), replay)
@@ -239,8 +220,6 @@ def sql(
     limit: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
 ) -> None:
     """Run a query against the warehouse and print the result as a table."""
-    from warehouse import db
-
     settings = settings_from(data_dir)
     if not settings.db_path.exists():
         err.print(f"no warehouse at {settings.db_path}: run `gpuprices nightly --replay all`")
@@ -284,9 +263,6 @@ def import_capture(
     archive: ArchiveDir = None,
 ) -> None:
     """Wrap an existing capture into the raw archive under its original URL and date."""
-    from spiders.importer import import_capture as do_import
-    from spiders.importer import import_manifest, parse_timestamp
-
     settings = settings_from(None, archive)
     if manifest:
         done = import_manifest(settings.archive_root, manifest)
@@ -298,7 +274,7 @@ def import_capture(
                                  "or --manifest")
     if provider not in PROVIDERS:
         raise typer.BadParameter(f"unknown provider {provider!r}")
-    path, new = do_import(settings.archive_root, file, provider, url,
+    path, new = archive_capture(settings.archive_root, file, provider, url,
                           parse_timestamp(captured_at), method=method,
                           request_body=request_body.encode() if request_body else None,
                           origin=origin)
@@ -334,12 +310,8 @@ def backfill(
     every archived capture of the provider's pricing URLs, one request at a time. Both are
     resumable: what is already archived is skipped.
     """
-    from spiders.importer import archive_new
-
     settings = settings_from(None, archive)
     if wayback:
-        from spiders.wayback import backfill as wayback_backfill
-
         failed = 0
         for p in _providers(provider):
             s = wayback_backfill(p, settings.archive_root,
@@ -350,10 +322,6 @@ def backfill(
             for url, ts, reason in s.failed:
                 err.print(f"FAILED {p}: {url} @ {ts}: {reason}", highlight=False)
         raise typer.Exit(1 if failed else 0)
-
-    from spiders.history_aws import captures_from_p5_series
-    from spiders.history_azure import captures_from_azure_history
-    from spiders.history_gcp import captures_from_gcp_history
 
     series = [("gcp", captures_from_gcp_history, gcp),
               ("azure", captures_from_azure_history, azure),
@@ -371,15 +339,10 @@ def backfill(
                       f"{added} archived, {skipped} already there")
 
 
-# Commands defined beside the code they drive: operations (quarantine review), sizing, and
-# the weekly report with its schedules.
-from flows.ops_cli import register as register_ops  # noqa: E402  (needs `app` above)
-from flows.report_cli import register as register_report  # noqa: E402
-from flows.sizing_cli import register as register_sizing  # noqa: E402
-
-register_ops(app)
-register_sizing(app)
-register_report(app)
+# Commands defined beside the code they drive: operations (quarantine review), sizing, the
+# weekly report and the served schedules.
+for _module in (ops_cli, sizing_cli, report_cli, serve_cli):
+    _module.register(app)
 
 
 def main() -> None:

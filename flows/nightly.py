@@ -12,7 +12,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import pipeline
 from flows.config import Settings
-from flows.pipeline import DayResult
+from flows.results import DayResult
 
 
 @task(name="crawl-parse-check", retries=1, retry_delay_seconds=30, cache_policy=NO_CACHE)

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from flows import alerts, gates, pipeline
 from flows.config import settings_from
+from flows.lock import run_lock  # the same lock as the nightly run: never both at once
 from warehouse import db, lake
 from warehouse.contract import OFFER_SCHEMA, PROVIDERS, ContractError
 
@@ -139,8 +140,6 @@ def release_cmd(
     data_dir: DataDir = None,
 ) -> None:
     """Load reviewed quarantined rows of one date and provider into the warehouse."""
-    from flows.cli import run_lock  # the same lock as the nightly run: never both at once
-
     if provider not in PROVIDERS:
         raise typer.BadParameter(f"unknown provider {provider!r}")
     settings = settings_from(data_dir).ensure()

@@ -15,7 +15,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from flows import alerts, gates
 from flows.config import Settings
+from flows.results import DayResult
 from spiders import fx
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
@@ -37,35 +38,6 @@ def owner_only_writes() -> None:
     the caller's umask: the archive and the warehouse are the record of what was seen. Child
     processes (the crawler) inherit it."""
     os.umask(os.umask(0o022) | 0o022)
-
-
-@dataclass
-class DayResult:
-    """What happened to one provider on one snapshot date."""
-
-    provider: str
-    snapshot_date: dt.date | None
-    status: str = "ok"  # ok | failed | degraded
-    rows: int = 0
-    quarantined: int = 0
-    captures: int = 0
-    errors: list[str] = field(default_factory=list)
-    unmapped: list[str] = field(default_factory=list)
-    moves: list[gates.Move] = field(default_factory=list)  # price changes vs previous snapshot
-    quarantine_reasons: dict[str, int] = field(default_factory=dict)  # reason kind -> rows
-    no_band: list[str] = field(default_factory=list)  # GPU models too new for the band gate
-    degraded: str | None = None  # why the gates marked the provider degraded
-    stale_since: dt.date | None = None  # a failed provider's last good snapshot still served
-
-    @property
-    def message(self) -> str:
-        return "; ".join(self.errors)
-
-    @property
-    def stale_days(self) -> int | None:
-        if self.stale_since is None:
-            return None
-        return ((self.snapshot_date or dt.datetime.now(dt.UTC).date()) - self.stale_since).days
 
 
 @dataclass

@@ -9,7 +9,8 @@ due while the previous one is still going is cancelled rather than queued behind
 night never snowballs). Parameters are plain strings so the deployments can also be started
 from the Prefect UI or `prefect deployment run`.
 
-Import this module only after Prefect's environment is set (flows.config.prefect_env).
+Import this module only after Prefect's environment is set (flows.config.prefect_env): Prefect
+reads PREFECT_HOME when it is imported. `gpuprices serve` (flows/serve_cli.py) does that.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ from prefect.deployments.runner import RunnerDeployment
 from prefect.schedules import Cron
 
 from flows.config import Settings, settings_from
-from flows.report_cli import NIGHTLY_CRON, WEEKLY_CRON
+from flows.lock import run_lock
+from flows.nightly import nightly_flow
+from flows.schedules import NIGHTLY_CRON, TIMEZONE, WEEKLY_CRON
+from flows.weekly import weekly_flow
 from warehouse.contract import PROVIDERS
 
-TIMEZONE = "UTC"
 ONE_AT_A_TIME = ConcurrencyLimitConfig(
     limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW)
 
@@ -35,9 +38,6 @@ def scheduled_nightly(data_dir: str, archive_root: str, providers: list[str] | N
                       ) -> dict[str, str]:
     """The nightly flow (crawls and ECB rates) under the run lock of its data folder. Fails (so the
     UI shows red) when a provider failed; the others are loaded all the same."""
-    from flows.cli import run_lock
-    from flows.nightly import nightly_flow
-
     settings = settings_from(data_dir, archive_root).ensure()
     with run_lock(settings):
         # Live: the flow fetches today's ECB rates beside the crawls and loads them.
@@ -52,8 +52,6 @@ def scheduled_nightly(data_dir: str, archive_root: str, providers: list[str] | N
 @flow(name="gpuprices-scheduled-weekly", log_prints=False)
 def scheduled_weekly(data_dir: str, archive_root: str, currency: str = "EUR",
                      workloads_file: str | None = None) -> str:
-    from flows.weekly import weekly_flow
-
     settings = settings_from(data_dir, archive_root).ensure()
     html = weekly_flow(settings, None, currency,
                        Path(workloads_file) if workloads_file else None, fetch_fx=True)

@@ -12,7 +12,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.config import Settings
-from flows.report_cli import make_report, refresh_fx
+from flows.report_job import make_report, refresh_fx
 
 
 @task(name="ecb-rates", retries=1, retry_delay_seconds=60, cache_policy=NO_CACHE)

@@ -8,8 +8,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from flows import alerts, gates, pipeline
+from flows import alerts, gates
 from flows.config import Settings
+from flows.results import DayResult
 from spiders.archive import Capture, append_captures
 from tests.conftest import FIXTURES
 from tests.test_cli import gp
@@ -123,7 +124,7 @@ def test_a_failed_webhook_is_reported_without_its_url(tmp_path, runpod_archive, 
 
 def test_summary_cells_cannot_break_the_table_or_carry_html(tmp_path):
     settings = Settings(data_dir=tmp_path / "d", archive_root=tmp_path / "s").ensure()
-    bad = pipeline.DayResult(provider="lambda", snapshot_date=dt.date(2026, 1, 9),
+    bad = DayResult(provider="lambda", snapshot_date=dt.date(2026, 1, 9),
                              status="failed",
                              errors=["lambda: x: cell | break\nnew row <script>alert(1)</script>"])
     bad.unmapped = ["GPU | with\npipe"]
@@ -146,7 +147,7 @@ def test_redact_removes_secret_environment_values_and_url_keys(monkeypatch):
 
 
 def test_no_webhook_no_payload_when_nothing_happened():
-    ok = pipeline.DayResult(provider="crusoe", snapshot_date=dt.date(2026, 10, 4), rows=6)
+    ok = DayResult(provider="crusoe", snapshot_date=dt.date(2026, 10, 4), rows=6)
     assert alerts.alert_payload("r", [ok], threshold_pct=20) is None
     ident = ("8xH100", "us-east", "H100-SXM-80GB", "on_demand", None, None, "USD") + (None,) * 5
     small = gates.Move(ident, 1.0, 1.1, dt.date(2026, 10, 3), "USD")

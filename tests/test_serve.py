@@ -4,11 +4,10 @@ one-run-at-a-time limits. Nothing is served (that would run forever)."""
 import importlib
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
+from flows.cli import app
 from flows.config import Settings
-from flows.report_cli import register
 
 
 @pytest.fixture
@@ -61,8 +60,6 @@ def test_custom_schedules_and_pool(serve_module, tmp_path):
 def test_serve_command_builds_and_serves(serve_module, tmp_path, monkeypatch):
     served = []
     monkeypatch.setattr(serve_module, "serve_deployments", served.append)
-    app = typer.Typer()
-    register(app)
     r = CliRunner().invoke(app, ["serve", "--nightly-cron", "15 1 * * *",
                                  "--data-dir", str(tmp_path / "data"),
                                  "--archive", str(tmp_path / "snapshots")])

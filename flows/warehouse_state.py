@@ -1,0 +1,34 @@
+"""Whether the warehouse has anything to read, and what to run when it has not.
+
+The hint is a replay of the bundled snapshots, not a live run: it works offline, in about a
+minute, on a fresh clone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from warehouse import db
+
+REPLAY_HINT = ("run `gpuprices nightly --replay all` first (it loads the snapshots bundled in "
+               "the repository; no network needed)")
+
+
+def warehouse_problem(db_path: Path) -> str | None:
+    """Why the warehouse at `db_path` cannot answer a question about prices (missing, or
+    holding no offers), with the command that fixes it; None when it holds offers or when it
+    cannot be opened right now (the caller's own open then says why)."""
+    if not db_path.exists():
+        return f"no warehouse at {db_path}: {REPLAY_HINT}"
+    try:
+        con = db.connect(db_path, read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        empty = not con.execute("SELECT 1 FROM offers LIMIT 1").fetchall()
+    except duckdb.CatalogException:  # a file made before the schema: nothing loaded yet
+        empty = True
+    finally:
+        con.close()
+    return f"the warehouse at {db_path} holds no offers: {REPLAY_HINT}" if empty else None
