@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from pathlib import Path
@@ -9,12 +10,15 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from flows import ops_cli, pipeline, report_cli, serve_cli, sizing_cli
+from flows import ops_cli, pipeline, progress, report_cli, serve_cli, sizing_cli
 from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
 from flows.results import DayResult
+from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from spiders.history_aws import captures_from_p5_series
 from spiders.history_azure import captures_from_azure_history
 from spiders.history_gcp import captures_from_gcp_history
@@ -24,7 +28,9 @@ from spiders.wayback import backfill as wayback_backfill
 from warehouse import db
 from warehouse.contract import PROVIDERS
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
+# rich_markup_mode=None: help texts are printed as written (rich markup would eat the
+# `[[workload]]` of a TOML table name, and emoji codes the `:x:` in a text).
+app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="GPU cloud price snapshots, a DuckDB price warehouse and sizing.")
 # Wide enough for the status table when output goes to a file or CI log.
 console = Console(width=None if os.isatty(1) else 160)
@@ -71,10 +77,11 @@ def _status_table(results: list[DayResult]) -> Table:
             # Its last good snapshot stays the latest it offers: say how old that is.
             shown = f"failed, stale ({stale[-1].stale_days} d)"
             latest = latest or stale[-1].stale_since
-        t.add_row(provider, str(len(dated)), str(latest or "-"), f"[{style}]{shown}[/{style}]",
+        # Provider text as it is: an error quoting "[...]" must not be read as markup.
+        t.add_row(provider, str(len(dated)), str(latest or "-"), Text(shown, style=style),
                   str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
-                  (problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
-                  if problems else "")
+                  Text(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
+                                      else "")) if problems else "")
     return t
 
 
@@ -86,11 +93,11 @@ def _report(results: list[DayResult]) -> int:
     for provider, names in unmapped.items():
         if names:
             console.print(f"[yellow]{provider}: unmapped GPU names (rows quarantined):[/yellow] "
-                          + ", ".join(sorted(names)), highlight=False)
+                          + escape(", ".join(sorted(names))), highlight=False)
     failed = [r for r in results if r.status == "failed"]
     for r in failed:
         for e in r.errors:
-            err.print(f"[red]FAILED[/red] {e}", markup=True, highlight=False)
+            err.print(f"[red]FAILED[/red] {escape(e)}", markup=True, highlight=False)
     return 1 if failed else 0
 
 
@@ -104,13 +111,25 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None
     for p in providers:
         if replay is None:
             results.append(pipeline.live_day(settings, p))
-            continue
-        got = pipeline.reparse(settings, p, pipeline.parse_dates(replay, settings, [p]))
-        results.extend(got or [DayResult(
-            provider=p, snapshot_date=None, status="failed",
-            errors=[f"{p}: no archived snapshot for {replay}"])])
-    pipeline.load(settings, results, pipeline.new_run_id())
+        else:
+            results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed))
+    pipeline.load(settings, results, pipeline.new_run_id(), on_day=progress.loaded)
     return results
+
+
+def _progress(settings: Settings, providers: list[str], replay: str | None):
+    """The progress display of a replay (the archived days per provider); none for a live run,
+    whose crawls report themselves."""
+    if replay is None:
+        return contextlib.nullcontext()
+    try:
+        dates = pipeline.parse_dates(replay, settings, providers)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    days = dict.fromkeys(providers, 0)
+    for _, p, _ in pipeline.archives(settings, providers, dates):
+        days[p] += 1
+    return progress.shown(err, days)
 
 
 def _mode(live: bool, replay: str | None) -> str | None:
@@ -132,8 +151,9 @@ def crawl(
     """Crawl (or replay) providers without Prefect: crawl → parse → check → load."""
     settings = _settings(data_dir, archive)
     replay = _mode(live, replay)
-    with run_lock(settings):
-        results = _run_direct(settings, _providers(provider), replay)
+    providers = _providers(provider)
+    with run_lock(settings), _progress(settings, providers, replay):
+        results = _run_direct(settings, providers, replay)
     raise typer.Exit(_report(results))
 
 
@@ -146,8 +166,9 @@ def reparse(
 ) -> None:
     """Rebuild offers from the raw archive with today's parsers and reload them."""
     settings = _settings(data_dir, archive)
-    with run_lock(settings):
-        results = _run_direct(settings, _providers(provider), date)
+    providers = _providers(provider)
+    with run_lock(settings), _progress(settings, providers, date):
+        results = _run_direct(settings, providers, date)
     raise typer.Exit(_report(results))
 
 
@@ -173,6 +194,9 @@ def load(
             con.close()
     console.print(f"loaded {sum(counts.values())} rows from {len(counts)} partitions"
                   + (f"; {rates} ECB rates" if rates else ""))
+    if not counts and not date and not provider:
+        err.print(f"the lake at {settings.lake_root} holds no partitions: {REPLAY_HINT}",
+                  highlight=False, markup=False)
 
 
 @app.command()
@@ -182,7 +206,7 @@ def compact(data_dir: DataDir = None) -> None:
     only when complete."""
     settings = _settings(data_dir)
     if not settings.db_path.exists():
-        err.print(f"no warehouse at {settings.db_path}")
+        err.print(warehouse_problem(settings.db_path), highlight=False, markup=False)
         raise typer.Exit(1)
     with run_lock(settings):
         before, after = db.compact(settings.db_path)
@@ -208,8 +232,9 @@ def nightly(
     # the data folder's Prefect environment is set, never at the top of this module.
     from flows.nightly import nightly_flow
 
-    with run_lock(settings):
-        results = nightly_flow(settings, _providers(provider), replay)
+    providers = _providers(provider)
+    with run_lock(settings), _progress(settings, providers, replay):
+        results = nightly_flow(settings, providers, replay)
     raise typer.Exit(_report(results))
 
 
@@ -222,7 +247,7 @@ def sql(
     """Run a query against the warehouse and print the result as a table."""
     settings = settings_from(data_dir)
     if not settings.db_path.exists():
-        err.print(f"no warehouse at {settings.db_path}: run `gpuprices nightly --replay all`")
+        err.print(warehouse_problem(settings.db_path), highlight=False, markup=False)
         raise typer.Exit(2)
     con = db.connect(settings.db_path, read_only=True)
     try:
@@ -230,15 +255,23 @@ def sql(
         names = [d[0] for d in cur.description] if cur.description else []
         rows = cur.fetchmany(limit + 1)
     except Exception as exc:
-        err.print(f"query failed: {exc}")
-        raise typer.Exit(2) from None
+        err.print(f"query failed: {exc}", highlight=False, markup=False)
+        rows = None
     finally:
         con.close()
+    if not rows:  # a failed or empty answer from an empty warehouse: say what fills it
+        problem = warehouse_problem(settings.db_path)
+        if problem:
+            err.print(problem, highlight=False, markup=False)
+        if rows is None:
+            raise typer.Exit(2)
+    # Headers and cells are data, shown as they are: never rich markup, emoji codes or
+    # highlighting ('[red]hi[/red]' and 'a:x:b' print as written).
     t = Table(show_lines=False)
     for n in names:
-        t.add_column(n, no_wrap=True)
+        t.add_column(Text(n), no_wrap=True)
     for row in rows[:limit]:
-        t.add_row(*("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)
+        t.add_row(*(Text("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v))
                     for v in row))
     # One line per row even in a log file: a wrapped price table is unreadable.
     Console(width=None if os.isatty(1) else 400).print(t)

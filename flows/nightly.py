@@ -10,7 +10,7 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import pipeline
+from flows import pipeline, progress
 from flows.config import Settings
 from flows.results import DayResult
 
@@ -21,12 +21,7 @@ def provider_task(settings: Settings, provider: str, replay: str | None) -> list
     again with backoff while it fetches nothing (pipeline.live_day_with_backoff)."""
     if replay is None:
         return [pipeline.live_day_with_backoff(settings, provider)]
-    dates = pipeline.parse_dates(replay, settings, [provider])
-    results = pipeline.reparse(settings, provider, dates)
-    if not results:
-        return [DayResult(provider=provider, snapshot_date=None, status="failed",
-                          errors=[f"{provider}: no archived snapshot for {replay}"])]
-    return results
+    return pipeline.replay(settings, provider, replay, on_day=progress.replayed)
 
 
 @task(name="ecb-rates", retries=2, retry_delay_seconds=60, cache_policy=NO_CACHE)
@@ -37,7 +32,7 @@ def fx_task(settings: Settings) -> str | None:
 
 @task(name="load", cache_policy=NO_CACHE)
 def load_task(settings: Settings, results: list[DayResult], run_id: str) -> None:
-    pipeline.load(settings, results, run_id)
+    pipeline.load(settings, results, run_id, on_day=progress.loaded)
 
 
 @flow(name="gpuprices-nightly", log_prints=False)

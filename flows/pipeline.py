@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -203,21 +203,38 @@ def archives(settings: Settings, providers: Iterable[str] | None = None,
     ]
 
 
-def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None
-            ) -> list[DayResult]:
-    """Rebuild a provider's lake partitions from the raw archive with today's parsers."""
+def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None,
+            on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
+    """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
+    hears of each provider-day as it is written (the command line's progress)."""
     results = []
     for day, _, path in archives(settings, [provider], dates):
         results.append(store_day(settings, provider, day, parse_archive(path, provider)))
+        if on_day is not None:
+            on_day(results[-1])
     return results
 
 
-def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
+def replay(settings: Settings, provider: str, spec: str,
+           on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
+    """A provider's archived days (`spec`: a date YYYY-MM-DD or 'all') parsed, checked and
+    written to the lake; a single failed day when the archive has none."""
+    results = reparse(settings, provider, parse_dates(spec, settings, [provider]), on_day)
+    if not results:
+        results = [DayResult(provider=provider, snapshot_date=None, status="failed",
+                             errors=[f"{provider}: no archived snapshot for {spec}"])]
+        if on_day is not None:
+            on_day(results[0])
+    return results
+
+
+def load(settings: Settings, results: list[DayResult], run_id: str,
+         on_day: Callable[[DayResult], None] | None = None) -> Path:
     """Load the good days into DuckDB (one transaction per provider-day) and record every
     provider-day in `runs`, failures included. A failed day loads nothing: the provider's last
     good snapshot stays its latest (marked stale with its age). Writes the run summary to
     <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a webhook is set, and returns
-    the summary's path."""
+    the summary's path. `on_day` hears of each provider-day once it is loaded or recorded."""
     owner_only_writes()
     for r in results:  # what is printed, recorded and posted carries no credential
         r.errors = [alerts.redact(e) for e in r.errors]
@@ -255,6 +272,8 @@ def load(settings: Settings, results: list[DayResult], run_id: str) -> Path:
                 error=r.message or None, message=message,
                 started_at=started, finished_at=dt.datetime.now(dt.UTC),
             )
+            if on_day is not None:
+                on_day(r)
         load_fx(settings, con)
     finally:
         con.close()

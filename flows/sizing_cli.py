@@ -16,31 +16,36 @@ from typing import Annotated, Any
 import duckdb
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from flows.gpu_names import load_known_workloads, unknown_gpu
+from flows.warehouse_state import warehouse_problem
 from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.throughput import estimate_throughput
-from sizing.workload import Workload, WorkloadError, load_workloads
+from sizing.workload import Workload, WorkloadError
 from warehouse.gpus import gpu_models
 
 # When neither --gpu nor the workload names one: the most widely offered training GPU.
 DEFAULT_GPU = "H100-SXM-80GB"
 GPUS_PER_NODE = 8  # HGX / DGX boards hold 8 GPUs (NVIDIA HGX spec)
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
+app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Memory, time and cost per checkpoint of training workloads.")
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True)
 
 WorkloadFile = Annotated[Path, typer.Argument(help="TOML file of [[workload]] tables")]
+DataDir = Annotated[Path | None, typer.Option(
+    "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")]
 
 
 def _load(path: Path) -> list[Workload]:
     try:
-        return load_workloads(path, known_gpus=set(gpu_models()))
+        return load_known_workloads(path)
     except WorkloadError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
 
 
@@ -82,10 +87,11 @@ def size(
     gpu: Annotated[str | None, typer.Option("--gpu", help="Canonical GPU model")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPU count")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    data_dir: DataDir = None,  # size reads no prices; it takes the option as every command does
 ) -> None:
     """Memory per GPU with its breakdown, fits or not, tokens/s and hours for each workload."""
     if gpu and gpu not in gpu_models():
-        err.print(f"[red]error:[/red] unknown GPU model {gpu!r} (see warehouse/gpus.csv)")
+        err.print(f"[red]error:[/red] --gpu {escape(unknown_gpu(gpu))}")
         raise typer.Exit(2)
     results = [size_one(w, gpu, gpus) for w in _load(workload_file)]
     if as_json:
@@ -142,8 +148,7 @@ def rank(
                                                           "(default: latest)")] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows per workload")] = 10,
     currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
-    data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")] = None,
+    data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Rank every offer of a date (gpu model x GPUs per node x nodes) by cost per checkpoint."""
@@ -160,8 +165,9 @@ def rank(
             raise typer.Exit(2) from None
     workloads = _load(workload_file)
     db = _data_dir(data_dir) / "warehouse.duckdb"
-    if not db.exists():
-        err.print(f"[red]error:[/red] no warehouse at {db} (run `gpuprices nightly` first)")
+    problem = warehouse_problem(db)
+    if problem:
+        err.print(f"[red]error:[/red] {escape(problem)}")
         raise typer.Exit(2)
     try:
         day, offers, fx = read_offers(db, day)

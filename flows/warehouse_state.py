@@ -11,8 +11,7 @@ import duckdb
 
 from warehouse import db
 
-REPLAY_HINT = ("run `gpuprices nightly --replay all` first (it loads the snapshots bundled in "
-               "the repository; no network needed)")
+REPLAY_HINT = "run `gpuprices nightly --replay all` (it loads the bundled snapshots, offline)"
 
 
 def warehouse_problem(db_path: Path) -> str | None:

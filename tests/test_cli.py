@@ -1,13 +1,23 @@
 """Command-line smoke tests: the real `gpuprices` entry point in a child process."""
 
 import fcntl
+import io
 import os
 import subprocess
 import sys
 
 import pytest
+from rich.console import Console
+from typer.testing import CliRunner
 
-from tests.conftest import FIXTURES
+from flows import progress
+from flows.cli import app
+from flows.results import DayResult
+from tests.conftest import FIXTURES, ROOT
+from warehouse import db
+
+WORKLOADS = ROOT / "sizing" / "workloads.toml"
+REPLAY = "gpuprices nightly --replay all"
 
 
 def gp(*args, env=None, timeout=180):
@@ -25,6 +35,8 @@ def test_replay_then_sql(dirs):
     r = gp("crawl", "--replay", "all", "-p", "runpod", *dirs)
     assert r.returncode == 0, r.stderr
     assert "runpod" in r.stdout and "ok" in r.stdout
+    # Not a terminal: one progress line per provider and step, with counts.
+    assert "replayed runpod: 4 days" in r.stderr and "loaded   runpod: 4 days" in r.stderr
     r = gp("sql", "select count(distinct day) as days from cheapest_daily", *dirs[:2])
     assert r.returncode == 0 and " 4 " in r.stdout
 
@@ -73,6 +85,7 @@ def test_nightly_prefect_flow_replays_and_reports(dirs):
     r = gp("nightly", "--replay", "all", "-p", "runpod", *dirs, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "runpod" in r.stdout and "2026-09-29" in r.stdout
+    assert "replayed runpod: 4 days" in r.stderr and "loaded   runpod: 4 days" in r.stderr
 
 
 def test_backfill_imports_real_history_once(tmp_path):
@@ -98,3 +111,79 @@ def test_load_rebuilds_the_warehouse_from_the_lake_and_compact_keeps_it(dirs, tm
     assert r.returncode == 0 and "MB ->" in r.stdout, r.stderr
     assert gp("sql", count, *dirs[:2]).stdout == before
     assert not list((tmp_path / "data").glob(".*.part"))
+
+
+def _invoke(*args):
+    return CliRunner().invoke(app, [str(a) for a in args], terminal_width=200)
+
+
+def test_help_texts_show_toml_table_names_as_written():
+    for command in ("size", "rank", "report"):
+        r = _invoke(command, "--help")
+        assert r.exit_code == 0 and "[[workload]]" in r.output, r.output
+
+
+def test_sql_prints_cells_and_headers_as_written(tmp_path):
+    con = db.connect(tmp_path / "warehouse.duckdb")
+    db.init_schema(con)
+    con.close()
+    r = _invoke("sql", """select '[red]hi[/red]' as "[b]head[/b]", 'a:x:b' as ":x:", """
+                       """'[link=x]y' as c""", "--data-dir", tmp_path)
+    assert r.exit_code == 0, r.output
+    for text in ("[red]hi[/red]", "a:x:b", "[b]head[/b]", ":x:", "[link=x]y"):
+        assert text in r.output
+
+
+def test_size_takes_data_dir_like_every_command(tmp_path):
+    r = _invoke("size", WORKLOADS, "--json", "--data-dir", tmp_path)
+    assert r.exit_code == 0, r.output
+    assert '"fits"' in r.output
+
+
+@pytest.mark.parametrize("given, meant", [("H100", "H100-SXM-80GB"),
+                                          ("H100 SXM", "H100-SXM-80GB"),
+                                          ("A100-80GB", "A100-SXM-80GB"),
+                                          ("rtx4090", "RTX4090-24GB")])
+def test_an_unknown_gpu_name_suggests_the_close_canonical_ones(tmp_path, given, meant):
+    r = _invoke("size", WORKLOADS, "--gpu", given)
+    assert r.exit_code == 2 and "did you mean" in r.output and meant in r.output, r.output
+    toml = tmp_path / "w.toml"
+    toml.write_text(WORKLOADS.read_text().replace('gpu = "L40S-48GB"', f'gpu = "{given}"', 1))
+    for command in ("size", "rank"):
+        r = _invoke(command, toml, "--data-dir", tmp_path)
+        assert r.exit_code == 2 and meant in r.output, r.output
+
+
+@pytest.mark.parametrize("state", ["missing", "empty"])
+def test_commands_reading_the_warehouse_suggest_the_offline_replay(tmp_path, state):
+    if state == "empty":
+        con = db.connect(tmp_path / "warehouse.duckdb")
+        db.init_schema(con)
+        con.close()
+    for args in (["sql", "select * from offers"], ["rank", WORKLOADS], ["report"],
+                 ["compact"], ["load"]):
+        if state == "empty" and args[0] == "compact":
+            continue  # an empty warehouse compacts fine
+        r = _invoke(*args, "--data-dir", tmp_path)
+        assert REPLAY in r.output.replace("\n", " "), (args, r.output)
+        assert "gpuprices nightly first" not in r.output
+
+
+def test_replay_progress_draws_a_bar_on_a_terminal():
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=120)
+    with progress.shown(console, {"runpod": 2, "aws": 0}):
+        for day in (1, 2):
+            progress.replayed(DayResult("runpod", None, rows=day))
+        progress.replayed(DayResult("aws", None, status="failed"))
+        progress.loaded(DayResult("runpod", None))
+    assert "replay" in out.getvalue() and "3/3" in out.getvalue()
+    progress.replayed(DayResult("runpod", None))  # none shown: ignored
+
+
+def test_make_run_needs_neither_chromium_nor_root():
+    r = subprocess.run(["make", "-n", "-B", "run", "GPUPRICES_CHROMIUM=/nowhere"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "chromium" not in r.stdout.lower() and "apt-get" not in r.stdout
+    assert "uv pip install" in r.stdout and "pip install" in r.stdout  # uv, pip as fallback
