@@ -37,8 +37,9 @@ class RunProgress:
                             MofNCompleteColumn(), TextColumn("provider-days {task.fields[at]}"),
                             TimeElapsedColumn(), console=self.console, transient=False)
         total = sum(self.days.values())
-        self.tasks = {step: self.bar.add_task(step, total=total, at="") for step in
-                      ("replay", "load")}
+        # The load's clock starts with its first provider-day, not with the replay's.
+        self.tasks = {step: self.bar.add_task(step, total=total, at="", start=step == "replay")
+                      for step in ("replay", "load")}
         self.bar.start()
 
     def stop(self) -> None:
@@ -50,6 +51,7 @@ class RunProgress:
             got = self.done.setdefault((step, r.provider), [])
             got.append(r)
             if self.bar is not None:
+                self.bar.start_task(self.tasks[step])
                 self.bar.update(self.tasks[step], advance=1,
                                 at=f"{r.provider} {r.snapshot_date or ''}")
             elif len(got) == self.days.get(r.provider, 1):
