@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flows import ops_cli, pipeline, progress, report_cli, serve_cli, sizing_cli
+from flows import ops_cli, pipeline, progress, report_cli, sizing_cli
 from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
 from flows.results import DayResult
@@ -372,9 +372,9 @@ def backfill(
                       f"{added} archived, {skipped} already there")
 
 
-# Commands defined beside the code they drive: operations (quarantine review), sizing, the
-# weekly report and the served schedules.
-for _module in (ops_cli, sizing_cli, report_cli, serve_cli):
+# Commands defined beside the code they drive: operations (quarantine review), sizing, and
+# the weekly report with the served schedules.
+for _module in (ops_cli, sizing_cli, report_cli):
     _module.register(app)
 
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from flows import serve_cli
 from flows.config import settings_from
 from flows.report_job import make_report, refresh_fx
 from flows.warehouse_state import warehouse_problem
@@ -61,5 +62,6 @@ def report(
 
 
 def register(app: typer.Typer) -> None:
-    """Add `report` to the main gpuprices app."""
+    """Add `report` and the schedule that runs it weekly (`serve`) to the main gpuprices app."""
     app.command("report")(report)
+    serve_cli.register(app)
