@@ -12,9 +12,9 @@ import pytest
 from flows import gates, ops_cli, pipeline
 from flows.config import Settings
 from spiders.archive import Capture
-from spiders.history_aws import captures_from_p5_series
-from spiders.history_gcp import captures_from_gcp_history
 from spiders.parsers import parse_body
+from spiders.providers.aws.history import captures_from_p5_series
+from spiders.providers.gcp.history import captures_from_gcp_history
 from tests.conftest import FIXTURES
 from warehouse import lake
 

@@ -35,7 +35,7 @@ from typing import IO, Any
 import ijson
 
 from spiders.parsers import ParseError
-from spiders.parsers.aws_tables import (
+from spiders.providers.aws.tables import (
     LOCATION_TO_REGION,
     canonical_memory_gb,
     family_of,
