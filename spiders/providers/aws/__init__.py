@@ -8,7 +8,8 @@ PROVIDER = Provider(
     kind="hyperscaler",
     source="spiders.providers.aws.source",
     parser="spiders.providers.aws.parser",
-    parser_helpers=("spiders.providers.aws.offer_file", "spiders.providers.aws.tables"),
+    parser_helpers=("spiders.providers.aws.offer_file", "spiders.providers.aws.offer_stream",
+                    "spiders.providers.aws.offer_csv", "spiders.providers.aws.tables"),
     history="spiders.providers.aws.history",
     tables=("instances.csv",),  # instance type -> GPU model, count, memory
     wayback_urls=(

@@ -1,7 +1,7 @@
 """AWS EC2 GPU prices. The layout is chosen by what the body holds:
 
 - Price List bulk offer file, JSON (`"offerCode"`/`"products"`) or CSV (5 preamble rows):
-  on-demand and reserved rows, parsed as a stream (spiders/providers/aws/offer_file.py);
+  on-demand and reserved rows, parsed as a stream (offer_file.py; the CSV form offer_csv.py);
 - the pricing page's feed (location -> "regions" -> "<family> <size> <location> Linux" ->
   {price, "Instance Type"}): on-demand rows, extra source "page";
 - the spot price feed (spot.json, or the legacy spot.js payload with its `callback(` wrapper):
@@ -28,11 +28,11 @@ from urllib.parse import unquote, urlsplit
 
 from spiders.parsers import ParseError
 from spiders.parsers._util import load_json, parse_price
+from spiders.providers.aws.offer_csv import parse_offer_csv
 from spiders.providers.aws.offer_file import (
     BILLING_INCREMENT_S,
     MIN_BILLING_S,
     iter_offer_file,
-    parse_offer_csv,
     parse_offer_json,
 )
 from spiders.providers.aws.tables import (
