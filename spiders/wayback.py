@@ -272,14 +272,43 @@ def backfill(provider: str, archive_root: Path, fetch: Fetch = urllib_fetch,
     """
     root = Path(archive_root)
     summary = BackfillSummary(provider=provider)
+    retry = {"sleep": sleep, "tries": tries, "base_delay": base_delay}
+    listed = _list_captures(urls if urls is not None else wayback_urls(provider), since, fetch,
+                            summary, pause, retry)
+    cache: dict[dt.date, set[tuple[str, str]]] = {}
+    touched: dict[Path, None] = {}
+    for row in listed:
+        if _already_archived(root, provider, row, cache):
+            summary.skipped += 1
+            continue
+        sleep(pause)
+        try:
+            got = fetch_with_backoff(fetch, raw_capture_url(row.timestamp, row.original), **retry)
+        except OSError as exc:
+            summary.failed.append((row.original, row.timestamp, f"network error: {exc}"))
+            continue
+        if got.status != 200:
+            summary.failed.append((row.original, row.timestamp, f"HTTP {got.status}"))
+            continue
+        cap, ts = _capture(provider, row, got)
+        for path in append_captures(root, [cap]):
+            touched[path] = None
+            cache.pop(cap.snapshot_date, None)
+        summary.archived.append((cap.url, ts))
+    summary.files = list(touched)
+    return summary
+
+
+def _list_captures(urls: list[str], since: dt.date | dt.datetime | str | None, fetch: Fetch,
+                   summary: BackfillSummary, pause: float, retry: dict) -> list[CdxRow]:
+    """The distinct captures the CDX API lists for the URLs, oldest first; a URL whose listing
+    fails is recorded in summary.failed and passed over."""
     rows: dict[tuple[str, str], CdxRow] = {}
-    first = True
-    for url in urls if urls is not None else wayback_urls(provider):
-        if not first:
-            sleep(pause)
-        first = False
+    for n, url in enumerate(urls):
+        if n:
+            retry["sleep"](pause)
         query = cdx_query_url(url, since)
-        reply = fetch_with_backoff(fetch, query, sleep=sleep, tries=tries, base_delay=base_delay)
+        reply = fetch_with_backoff(fetch, query, **retry)
         if reply.status != 200:
             summary.failed.append((query, "", f"CDX HTTP {reply.status}"))
             continue
@@ -291,38 +320,23 @@ def backfill(provider: str, archive_root: Path, fetch: Fetch = urllib_fetch,
         for row in listed:
             rows.setdefault((row.original, row.timestamp), row)
     summary.cdx_rows = len(rows)
-    cache: dict[dt.date, set[tuple[str, str]]] = {}
-    touched: dict[Path, None] = {}
-    for row in sorted(rows.values(), key=lambda r: (r.timestamp, r.original)):
-        if _already_archived(root, provider, row, cache):
-            summary.skipped += 1
-            continue
-        sleep(pause)
-        wb_url = raw_capture_url(row.timestamp, row.original)
-        try:
-            got = fetch_with_backoff(fetch, wb_url, sleep=sleep, tries=tries,
-                                     base_delay=base_delay)
-        except OSError as exc:
-            summary.failed.append((row.original, row.timestamp, f"network error: {exc}"))
-            continue
-        if got.status != 200:
-            summary.failed.append((row.original, row.timestamp, f"HTTP {got.status}"))
-            continue
-        ts = served_timestamp(got, row.timestamp)
-        note = f"Wayback Machine {raw_capture_url(ts, row.original)}"
-        if ts != row.timestamp:
-            note += f" (asked {row.timestamp}, redirected)"
-        if row.digest:
-            note += f"; CDX digest {row.digest}"
-        headers = [(k, v) for k, v in got.headers if k.lower() not in _DROP_HEADERS]
-        if not any(k.lower() == "content-type" for k, _ in headers) and row.mimetype:
-            headers.append(("Content-Type", row.mimetype))
-        cap = Capture(provider=provider, url=clean_original(row.original), body=got.body,
-                      captured_at=parse_wayback_timestamp(ts), status=200, headers=headers,
-                      origin=note)
-        for path in append_captures(root, [cap]):
-            touched[path] = None
-            cache.pop(cap.snapshot_date, None)
-        summary.archived.append((cap.url, ts))
-    summary.files = list(touched)
-    return summary
+    return sorted(rows.values(), key=lambda r: (r.timestamp, r.original))
+
+
+def _capture(provider: str, row: CdxRow, got: Fetched) -> tuple[Capture, str]:
+    """The served bytes as a capture of the ORIGINAL URL at the served time, with a note of the
+    Wayback URL (and the asked timestamp when the Machine redirected to another); and the served
+    timestamp."""
+    ts = served_timestamp(got, row.timestamp)
+    note = f"Wayback Machine {raw_capture_url(ts, row.original)}"
+    if ts != row.timestamp:
+        note += f" (asked {row.timestamp}, redirected)"
+    if row.digest:
+        note += f"; CDX digest {row.digest}"
+    headers = [(k, v) for k, v in got.headers if k.lower() not in _DROP_HEADERS]
+    if not any(k.lower() == "content-type" for k, _ in headers) and row.mimetype:
+        headers.append(("Content-Type", row.mimetype))
+    cap = Capture(provider=provider, url=clean_original(row.original), body=got.body,
+                  captured_at=parse_wayback_timestamp(ts), status=200, headers=headers,
+                  origin=note)
+    return cap, ts
