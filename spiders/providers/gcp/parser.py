@@ -96,8 +96,8 @@ def _column_map(headers: list[str]) -> dict[int, tuple]:
     return cols
 
 
-def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
-    sel = Selector(text=text)
+def _machine_tables(sel: Selector, meta: CaptureMeta) -> list[tuple[list[str], list[Any]]]:
+    """(headers, body rows) of each table whose first header is "Machine type"."""
     tables = []
     for table in sel.css("table"):
         rows = table.css("tr")
@@ -108,6 +108,12 @@ def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
             tables.append((headers, rows[1:]))
     if not tables:
         raise ParseError(meta.provider, meta.url, "no table with a 'Machine type' header")
+    return tables
+
+
+def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
+    sel = Selector(text=text)
+    tables = _machine_tables(sel, meta)
     outside = " ".join(sel.xpath("//body//text()[not(ancestor::table)]").getall())
     found = _REGION.search(outside)
     region = found.group(1) if found else DEFAULT_REGION
