@@ -24,15 +24,9 @@ _CSV_ATTRS = {
 }
 
 
-def iter_offer_csv(lines: Iterable[str], meta: CaptureMeta,
-                   stats: Counter | None = None) -> Iterator[Offer]:
-    """Offers of a CSV offer file: 5 preamble rows ("FormatVersion", "Disclaimer",
-    "Publication Date", "Version", "OfferCode"), then a header row, then one row per price
-    dimension. Reserved terms span two rows (Hrs and Quantity) which are joined by
-    (SKU, OfferTermCode); only GPU rows are held."""
-    stats = stats if stats is not None else Counter()
-    col = Collector(meta, stats)
-    reader = csv.reader(lines)
+def _read_head(reader: Iterator[list[str]], col: Collector, meta: CaptureMeta) -> list[str]:
+    """Reads the preamble (publication date and version into `col`) and returns the header row,
+    refusing a file without them or without the columns the offers need."""
     preamble = {}
     for _ in range(5):
         row = next(reader, None)
@@ -44,12 +38,25 @@ def iter_offer_csv(lines: Iterable[str], meta: CaptureMeta,
     header = next(reader, None)
     if not header or "SKU" not in header or "TermType" not in header:
         raise ParseError(meta.provider, meta.url, "CSV offer file without its header row")
-    idx = {name: i for i, name in enumerate(header)}
     need = ("SKU", "OfferTermCode", "RateCode", "TermType", "Unit", "PricePerUnit", "Currency",
             "Instance Type", "EffectiveDate")
-    missing = [n for n in need if n not in idx]
+    missing = [n for n in need if n not in header]
     if missing:
         raise ParseError(meta.provider, meta.url, f"CSV offer file lacks columns {missing}")
+    return header
+
+
+def iter_offer_csv(lines: Iterable[str], meta: CaptureMeta,
+                   stats: Counter | None = None) -> Iterator[Offer]:
+    """Offers of a CSV offer file: 5 preamble rows ("FormatVersion", "Disclaimer",
+    "Publication Date", "Version", "OfferCode"), then a header row, then one row per price
+    dimension. Reserved terms span two rows (Hrs and Quantity) which are joined by
+    (SKU, OfferTermCode); only GPU rows are held."""
+    stats = stats if stats is not None else Counter()
+    col = Collector(meta, stats)
+    reader = csv.reader(lines)
+    header = _read_head(reader, col, meta)
+    idx = {name: i for i, name in enumerate(header)}
     i_type = idx["Instance Type"]
     i_gpu = idx.get("GPU")
     reserved: dict[tuple[str, str], dict[str, Any]] = {}
