@@ -33,7 +33,7 @@ from warehouse.contract import PROVIDERS
 # ---------------------------------------------------------------------------------------------
 # The mutation corpus
 
-# Parser weaknesses the corpus found, reported to the parsers' owners (spiders/parsers/ is not
+# Parser weaknesses the corpus found, reported to the parsers' owners (spiders/providers/ is not
 # ours to edit). Listed exactly so that the test fails when one is fixed (remove it here) or a
 # new one appears. Both are contained by the pipeline: parse_archive turns a crash into that
 # page's ParseError, and neither affects the other captures.
