@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from warehouse import gpus
+from warehouse import gpus, identity
 from warehouse.connection import registered, transaction
 from warehouse.contract import OFFER_SCHEMA
-from warehouse.store import bulk_load
+from warehouse.store import bulk_load, restore_all
 from warehouse.tables import DUCK_TYPES, STORE_TABLES, TABLES, create_src
 
 SQL_DIR = Path(__file__).parent / "sql"
@@ -76,6 +76,22 @@ def _migrate_fx_rates(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("DROP TABLE _fx_rates_old")
 
 
+def _follow_identity_version(con: duckdb.DuckDBPyConnection, restored: bool) -> None:
+    """Re-store every offer when the stored identities follow another definition than
+    identity.VERSION (a warehouse without the record follows the first), so that history is
+    not split between an offer's old and new identity; `restored`: the store was just filled
+    under the current definition. Needs the `offers` view."""
+    row = con.execute("SELECT max(value) FROM warehouse_meta WHERE key = 'identity_version'"
+                      ).fetchone()[0]
+    if row == str(identity.VERSION):
+        return
+    if not restored and con.execute("SELECT count(*) FROM offer_ids").fetchone()[0]:
+        restore_all(con)
+    con.execute("DELETE FROM warehouse_meta WHERE key = 'identity_version'")
+    con.execute("INSERT INTO warehouse_meta VALUES ('identity_version', ?)",
+                [str(identity.VERSION)])
+
+
 def _gpu_models_table() -> pa.Table:
     # Through warehouse.gpus so the warehouse sees exactly the models the mapper knows.
     rows = [dataclasses.asdict(m) for m in gpus.gpu_models().values()]
@@ -89,8 +105,9 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def init_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create the tables if missing, move a warehouse of the older layout into them, refresh
-    gpu_models from gpus.csv and (re)create the views. Safe to call on every start."""
+    """Create the tables if missing, move a warehouse of an older layout or identity
+    definition into them, refresh gpu_models from gpus.csv and (re)create the views, in one
+    transaction. Safe to call on every start."""
     # Registered outside the transaction: unregistering inside an aborted one would fail and
     # hide the real error.
     with registered(con, _gpu_models_table()) as name, transaction(con):
@@ -103,3 +120,4 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"DROP TABLE {old}")  # noqa: S608 (our name)
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
         refresh_views(con)
+        _follow_identity_version(con, restored=bool(old))

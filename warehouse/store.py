@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from warehouse import lake
+from warehouse import identity, lake
 from warehouse.connection import run, transaction
 from warehouse.contract import ContractError, conform_table
 from warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
@@ -43,17 +43,13 @@ _CAPTURE_MATCH = " AND ".join(f"c.{c} = n.{c}" for c in ("snapshot_date", "provi
                               + CAPTURE)
 
 # Rows of an offers relation {src} with their identity's variant (built from the extra keys
-# that tell two rows of one sku apart) and the hash of their detail columns. {src} is our own
-# relation name, never data.
+# that tell two rows of one sku apart, warehouse/identity.py) and the hash of their detail
+# columns. {src} is our own relation name, never data.
 _STAGE_SQL = f"""
     CREATE OR REPLACE TEMP TABLE _in AS
-    SELECT *, coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant,
+    SELECT *, {identity.variant_sql("extra")} AS variant,
            hash({_DETAIL_COLS}) AS detail_hash
-    FROM (
-        SELECT *, json_extract_string(
-            extra, ['$.offer_key', '$.source', '$.provider_term']) AS v
-        FROM {{src}}
-    )
+    FROM {{src}}
 """  # noqa: S608 (identifiers are our constants)
 
 # New identities get the next offer numbers, in GPU / provider / sku order so that one model's

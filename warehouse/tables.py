@@ -8,6 +8,7 @@ from collections.abc import Iterable
 import duckdb
 import pyarrow as pa
 
+from warehouse import identity
 from warehouse.contract import OFFER_SCHEMA
 
 RUN_STATUSES = ("ok", "failed", "degraded", "stale", "skipped")
@@ -21,9 +22,8 @@ DUCK_TYPES = {
     pa.bool_(): "BOOLEAN",
 }
 
-# The identity columns of an offer (variant is derived from extra, see store._STAGE_SQL).
-IDENTITY = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
-            "commitment_months", "effective_from", "currency", "variant")
+# The identity columns of an offer: warehouse/identity.py (variant is built from extra).
+IDENTITY = identity.STORED
 # Contract columns kept once per distinct combination (they change rarely if ever per offer).
 DETAILS = ("gpu_memory_gb", "vcpus", "ram_gb", "interconnect", "billing_increment_s",
            "min_billing_s", "extra")
@@ -55,6 +55,8 @@ def create_src(con: duckdb.DuckDBPyConnection) -> str:
     return "_src"
 
 
+_IDENTITY_DDL = ",\n        ".join(_column_ddl(OFFER_SCHEMA.field(c), nullable=c != "provider")
+                                 for c in identity.COLUMNS)
 _STATUS_LIST = ", ".join(f"'{s}'" for s in RUN_STATUSES)  # our constants, never data
 
 # Created in this order (none reads another). Keyed by name so a migration can recreate one.
@@ -93,22 +95,23 @@ TABLES = {
     # GPU-hour is stored anywhere: it is price_per_hour / gpu_count (how the contract derives
     # it), computed by the views; stored, those full-precision quotients were the largest
     # column of a year's warehouse.
-    "offer_ids": """
+    # The identity columns are nullable but for provider (the contract's types; a warehouse
+    # made before this was generated has the same columns in the same order).
+    "offer_ids": f"""
     CREATE TABLE IF NOT EXISTS offer_ids (
         offer_no INTEGER NOT NULL,
         offer_id UBIGINT NOT NULL,
-        provider VARCHAR NOT NULL,
-        sku VARCHAR,
-        region VARCHAR,
-        gpu_model VARCHAR,
-        gpu_count DOUBLE,
-        pricing_model VARCHAR,
-        commitment_months INTEGER,
-        effective_from DATE,
-        currency VARCHAR,
+        {_IDENTITY_DDL},
         variant VARCHAR NOT NULL,
         last_date DATE,
         last_price_per_hour DOUBLE
+    )
+    """,
+    # Which definition of offer identity (identity.VERSION) the stored identities follow.
+    "warehouse_meta": """
+    CREATE TABLE IF NOT EXISTS warehouse_meta (
+        key VARCHAR NOT NULL,
+        value VARCHAR
     )
     """,
     # One row per distinct combination of the detail columns; detail_hash finds it again.
