@@ -176,6 +176,8 @@ def test_record_run(con):
     assert rows == [("lambda", "skipped", None, None, None), ("runpod", "ok", 40, 2, None)]
     with pytest.raises(ValueError, match="unknown run status"):
         db.record_run(con, run_id="r1", provider="runpod", status="great")
+    for status in db.RUN_STATUSES:  # the table's CHECK admits each
+        db.record_run(con, run_id="each", provider=status, status=status)
 
 
 def test_values_are_parameters_not_sql(con):
