@@ -6,7 +6,7 @@ An identity is the offer's identity COLUMNS (what a buyer would name: provider, 
 GPU model and count, pricing model, term, the day an announced price takes effect, currency)
 plus the VARIANT_KEYS of its `extra`: words a provider prints beside one SKU's several prices,
 which make them different things to buy rather than one price that moved. Each key, and which
-parsers under spiders/parsers set it:
+providers' parsers set it:
 
 - `source`: where the price was read (`api`, `page`, `spot_feed`, `history`, `derived`; every
   parser). Runpod's API and its pricing page, Azure's API and its history export, can list one
