@@ -19,11 +19,11 @@ from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
 from flows.results import DayResult
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
-from spiders.history_aws import captures_from_p5_series
-from spiders.history_azure import captures_from_azure_history
-from spiders.history_gcp import captures_from_gcp_history
 from spiders.importer import archive_new, import_manifest, parse_timestamp
 from spiders.importer import import_capture as archive_capture
+from spiders.providers.aws.history import captures_from_p5_series
+from spiders.providers.azure.history import captures_from_azure_history
+from spiders.providers.gcp.history import captures_from_gcp_history
 from spiders.wayback import backfill as wayback_backfill
 from warehouse import db
 from warehouse.contract import PROVIDERS
