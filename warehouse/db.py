@@ -42,15 +42,38 @@ HERE = Path(__file__).parent
 SQL_DIR = HERE / "sql"
 
 # Created in this order because later views read earlier ones (DuckDB binds a view when it is
-# created). tests/test_views.py checks this list names every file in sql/.
+# created). Each entry is a file under sql/ without its .sql, named for the view or macro it
+# creates: staging/ holds the building blocks over the stored tables, marts/ the questions.
+# tests/test_views.py checks this list names every file in sql/.
 VIEWS = (
-    "offers",
-    "offer_observations",
-    "latest_offers",
-    "offer_history",
-    "price_changes",
-    "cheapest_daily",
-    "cheapest_now",
+    "staging/offers",
+    "staging/provider_snapshots",
+    "staging/offer_observations",
+    "staging/fx_rate_periods",
+    "staging/fx_rate_per_eur",
+    "staging/fx_factor",
+    "staging/offers_as_of",
+    "staging/provider_day_lowest",
+    "staging/provider_runs",
+    "staging/week_snapshot_pairs",
+    "marts/latest_offers",
+    "marts/offer_history",
+    "marts/price_changes",
+    "marts/cheapest_daily",
+    "marts/cheapest_now",
+    "marts/latest_snapshot",
+    "marts/fx_currencies",
+    "marts/fx_rates_freshness",
+    "marts/offers_priced_as_of",
+    "marts/gpu_prices_as_of",
+    "marts/gpu_provider_lowest",
+    "marts/gpu_weekly_lowest",
+    "marts/gpu_monthly_lowest",
+    "marts/price_changes_between",
+    "marts/offers_appeared",
+    "marts/offers_disappeared",
+    "marts/announced_prices",
+    "marts/provider_health",
 )
 
 RUN_STATUSES = ("ok", "failed", "degraded", "stale", "skipped")
@@ -360,7 +383,8 @@ def _migrate_offers_table(con: duckdb.DuckDBPyConnection) -> str | None:
     if _table_type(con, "offers") != "BASE TABLE":
         return None
     for view in reversed(VIEWS[1:]):
-        con.execute(f"DROP VIEW IF EXISTS {view}")  # our constant names
+        # Macros are left: DROP VIEW IF EXISTS passes over them, and CREATE OR REPLACE renews them.
+        con.execute(f"DROP VIEW IF EXISTS {Path(view).name}")  # our constant names
     con.execute("ALTER TABLE offers RENAME TO _offers_before_store")
     for table in _STORE_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")  # our constant names
