@@ -166,7 +166,9 @@ def rank_for_report(workloads: Sequence[Workload], offers: list[dict[str, Any]],
                     fx: dict[str, float]) -> dict[str, list[dict[str, Any]]]:
     """{workload: rows best first} with RankRow fields. The one place the report calls the
     sizing engine: adapt here if sizing.rank's API changes."""
-    ranked = sizing_rank(list(workloads), offers, currency=currency, fx=fx)
+    rates = dict(fx, EUR=1.0)
+    usd = rates[currency] / rates["USD"] if currency in rates and "USD" in rates else None
+    ranked = sizing_rank(list(workloads), offers, currency=currency, usd_to_currency=usd)
     # Shallow: dataclasses.asdict deep-copies every row's inputs, the slowest part of a report.
     return {name: [{f.name: getattr(r, f.name) for f in fields(r)} for r in rows]
             for name, rows in ranked.items()}
