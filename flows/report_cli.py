@@ -52,7 +52,7 @@ def refresh_fx(settings: Settings, fetch: bool = False) -> tuple[int, list[str]]
 def make_report(settings: Settings, week: str | None = None, currency: str = "EUR",
                 workloads_file: Path | None = None) -> Path:
     """Write `<data>/reports/<week>/report.html`, `report.md` and the CSVs; returns the HTML."""
-    from sizing.report import write_report
+    from reports.render import write_report
     from sizing.workload import load_workloads
     from warehouse import db
     from warehouse.gpus import gpu_models
@@ -83,7 +83,7 @@ def report(
         "--archive", help="Raw archive root (for the ECB files). Default: snapshots/")] = None,
 ) -> None:
     """Write the weekly report: <data>/reports/<week>/report.html, report.md and CSV tables."""
-    from sizing.report import week_bounds
+    from reports.weeks import week_bounds
     from sizing.workload import WorkloadError
 
     if week:

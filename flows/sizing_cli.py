@@ -125,7 +125,9 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD"
             if not row or row[0] is None:
                 raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
             date = row[0]
-        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?)", [date, currency])
+        # In a fixed order, so that equal costs always come out the same way round.
+        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?) ORDER BY ALL",
+                          [date, currency])
         names = [d[0] for d in cur.description]
         offers = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, date]).fetchone()[0]
