@@ -106,8 +106,14 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
         Column("new_gpu_hour", f"new /GPU-h {currency}", "money"),
         Column("pct_change", "change", "pct"),
     ], rows, total=len(rows))
-    appeared = view_rows(con, "SELECT * FROM offers_appeared(?::DATE, ?::DATE)", start, end)
-    gone = view_rows(con, "SELECT * FROM offers_disappeared(?::DATE, ?::DATE)", start, end)
+    appeared, gone = [], []
+    for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE)",
+                       start, end):
+        change, day = r.pop("change"), r.pop("listed_on")
+        if change == "appeared":
+            appeared.append(dict(r, since=day))
+        else:
+            gone.append(dict(r, last_seen=day))
     cols = [Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
             Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
             Column("price_per_hour", "price/h", "money"), Column("currency", "currency")]

@@ -488,3 +488,19 @@ def test_offers_priced_as_of_converts_at_each_snapshot_date(con):
     assert (lam["price_currency"], lam["currency"]) == ("USD", "EUR")
     # The announced nebius price (effective after D4) is not offered yet.
     assert [r["sku"] for r in rows if r["provider"] == "nebius"] == ["h100-1gpu", "l40s-1gpu"]
+
+
+def test_offer_turnover_compares_each_providers_last_snapshots_around_the_week(con):
+    # A "week" of D4 alone: runpod's and nebius' D4 list the identities of their D3; lambda and
+    # aws were not read in it.
+    assert _rows(con, "SELECT * FROM offer_turnover(?::DATE, ?::DATE)", [D4, D4]) == []
+    # D2 against D1: runpod's RTX 4090 was withdrawn, aws not read on D2.
+    rows = _rows(con, "SELECT change, provider, listed_on, sku FROM offer_turnover(?::DATE, "
+                      "?::DATE)", [D2, D2])
+    assert rows == [{"change": "disappeared", "provider": "runpod", "listed_on": D1,
+                     "sku": "RTX 4090"}]
+    back = _rows(con, "SELECT change, sku, price_per_hour FROM offer_turnover(?::DATE, ?::DATE)",
+                 [D3, D3])
+    # Nebius announced a price (its own identity); runpod's 4090 is back, at another price.
+    assert back == [{"change": "appeared", "sku": "h100-1gpu", "price_per_hour": 2.00},
+                    {"change": "appeared", "sku": "RTX 4090", "price_per_hour": 0.34}]

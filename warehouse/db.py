@@ -70,8 +70,7 @@ VIEWS = (
     "marts/gpu_weekly_lowest",
     "marts/gpu_monthly_lowest",
     "marts/price_changes_between",
-    "marts/offers_appeared",
-    "marts/offers_disappeared",
+    "marts/offer_turnover",
     "marts/announced_prices",
     "marts/provider_health",
 )

@@ -3,7 +3,7 @@
 --
 -- Per provider read both during the week and before it: its last snapshot of the week
 -- (new_date, on or before week_end) and its last snapshot before the week (old_date). Offers
--- appeared or disappeared between the two (offers_appeared, offers_disappeared).
+-- appeared or disappeared between the two (offer_turnover).
 CREATE OR REPLACE MACRO week_snapshot_pairs(week_start, week_end) AS TABLE
 SELECT
     provider,
