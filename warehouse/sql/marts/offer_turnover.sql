@@ -6,7 +6,7 @@
 -- before the week did not (change = 'appeared', listed_on = the week's snapshot), and the other
 -- way round (change = 'disappeared', listed_on = the snapshot before the week), with their
 -- price in the offer currency on listed_on. One row per identity: the identity is what appeared
--- or disappeared. Ordered by change, provider, sku, region.
+-- or disappeared. Ordered by change, provider, sku, region, pricing model, price.
 CREATE OR REPLACE MACRO offer_turnover(week_start, week_end) AS TABLE
 WITH sides AS (
     SELECT provider, 'appeared' AS change, new_date AS listed_on, old_date AS absent_on
@@ -28,4 +28,4 @@ FROM (
         WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.offer_id = o.offer_id
     )
 )
-ORDER BY change, provider, sku, coalesce(region, '')
+ORDER BY change, provider, sku, coalesce(region, ''), pricing_model, price_per_hour
