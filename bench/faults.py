@@ -38,7 +38,7 @@ from spiders.importer import import_capture, parse_timestamp  # noqa: E402
 from tests.conftest import manifest_rows  # noqa: E402
 from tests.faults.kill import DAY, run_killed  # noqa: E402
 from tests.faults.mutations import run_corpus  # noqa: E402
-from warehouse import db, lake  # noqa: E402
+from warehouse import lake, store  # noqa: E402
 
 
 def _fresh(tmp: Path) -> Settings:
@@ -104,11 +104,11 @@ def crash_case(name: str) -> dict:
                 pq.write_table = real
             assert failed.status == "failed", failed
         elif name == "enospc-duckdb":
-            real, db._insert_offers = db._insert_offers, _enospc
+            real, store._insert_offers = store._insert_offers, _enospc
             try:
                 failed = _run(settings)
             finally:
-                db._insert_offers = real
+                store._insert_offers = real
             assert failed.status == "failed", failed
         # After the fault: no partial partition visible, the warehouse whole.
         parts = [p for d, _, p in lake.list_partitions(settings.lake_root) if d == DAY]

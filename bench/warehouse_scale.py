@@ -46,9 +46,9 @@ from reports.render import write_report  # noqa: E402
 from sizing.workload import load_workloads  # noqa: E402
 from spiders import fx  # noqa: E402
 from spiders.archive import append_captures  # noqa: E402
-from spiders.history_azure import captures_from_azure_history  # noqa: E402
-from spiders.history_gcp import captures_from_gcp_history  # noqa: E402
 from spiders.importer import import_capture, parse_timestamp  # noqa: E402
+from spiders.providers.azure.history import captures_from_azure_history  # noqa: E402
+from spiders.providers.gcp.history import captures_from_gcp_history  # noqa: E402
 from warehouse import db, lake  # noqa: E402
 from warehouse.contract import OFFER_SCHEMA, PROVIDERS  # noqa: E402
 

@@ -351,9 +351,9 @@ def backfill(
                 err.print(f"FAILED {p}: {url} @ {ts}: {reason}", highlight=False)
         raise typer.Exit(1 if failed else 0)
 
-    from spiders.history_aws import captures_from_p5_series
-    from spiders.history_azure import captures_from_azure_history
-    from spiders.history_gcp import captures_from_gcp_history
+    from spiders.providers.aws.history import captures_from_p5_series
+    from spiders.providers.azure.history import captures_from_azure_history
+    from spiders.providers.gcp.history import captures_from_gcp_history
 
     series = [("gcp", captures_from_gcp_history, gcp),
               ("azure", captures_from_azure_history, azure),

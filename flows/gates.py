@@ -18,10 +18,11 @@ The gates, in order, for each parsed offer:
    monthly price read as hourly = x730).
    Without a reference price the band is not applied (the run summary lists those models):
    the first night of a GPU model, currency and pricing model has nothing to compare with;
-5. day-over-day move: against the same offer identity's price in the provider's last good
-   snapshot taken at most MOVE_WINDOW_DAYS before; a move beyond MOVE_FACTOR (3x) either way is
-   quarantined. The window keeps a replay of years of history from comparing snapshots months
-   apart, where genuine moves (AWS p5.48xlarge 98.32 -> 55.04 in June 2025) are expected.
+5. day-over-day move: against the same offer identity's (warehouse/identity.py) price in the
+   provider's last good snapshot taken at most MOVE_WINDOW_DAYS before; a move beyond
+   MOVE_FACTOR (3x) either way is quarantined. The window keeps a replay of years of history
+   from comparing snapshots months apart, where genuine moves (AWS p5.48xlarge 98.32 -> 55.04
+   in June 2025) are expected.
 
 Per provider-day, a row count below half the last good snapshot's (inside the same window)
 marks the provider degraded: it still loads, and the run summary and webhook say so.
@@ -33,13 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import math
 import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from warehouse import identity
 from warehouse.contract import PRICING_MODELS, PROVIDERS, Offer
 
 MOVE_FACTOR = 3.0
@@ -49,48 +50,29 @@ BAND_WINDOW_DAYS = 365
 BAND_MIN_REFERENCE = 1
 DROP_RATIO = 0.5
 
-# The extra keys that tell two offers of one SKU apart (API vs page price, a "from" price, a
-# provider's tier name): offers differing in these are different things, not a price move.
-IDENTITY_EXTRA = ("source", "variant", "price_kind", "provider_term", "tier")
-
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
-Identity = tuple
-
-
-def identity(o: Offer) -> Identity:
-    """What makes two rows on two dates 'the same offer' for the move gate."""
-    return _identity(o.sku, o.region, o.gpu_model, o.pricing_model, o.commitment_months,
-                     o.effective_from, o.currency, o.extra)
-
-
-def identity_from_row(row: dict) -> Identity:
-    """The identity of a lake row (a dict of offer columns; `extra` as JSON text)."""
-    extra = row.get("extra")
-    if isinstance(extra, str):
-        try:
-            extra = json.loads(extra)
-        except ValueError:
-            extra = {}
-    return _identity(row["sku"], row.get("region"), row.get("gpu_model"),
-                     row["pricing_model"], row.get("commitment_months"),
-                     row.get("effective_from"), row["currency"],
-                     extra if isinstance(extra, dict) else {})
-
-
-def _identity(sku, region, gpu_model, pricing_model, months, effective_from, currency,
-              extra: dict) -> Identity:
-    return (sku, region, gpu_model, pricing_model, months, effective_from, currency,
-            *(str(extra.get(k)) if extra.get(k) is not None else None for k in IDENTITY_EXTRA))
+# What makes two rows on two dates 'the same offer': warehouse/identity.py, shared with the
+# warehouse's history and with quarantine releases.
+Identity = identity.Identity
 
 
 def identity_text(ident: Identity) -> str:
-    sku, region, gpu, pm, months, eff, cur, *rest = ident
-    parts = [str(sku), region or "-", f"{pm}" + (f" {months}m" if months else "")]
-    if eff:
-        parts.append(f"from {eff}")
-    parts += [str(r) for r in rest if r]
+    months = ident.commitment_months
+    parts = [str(ident.sku), ident.region or "-",
+             f"{ident.pricing_model}" + (f" {months}m" if months else "")]
+    if ident.effective_from:
+        parts.append(f"from {ident.effective_from}")
+    parts += [str(v) for v in ident[len(identity.COLUMNS):] if v]
     return " / ".join(parts)
+
+
+def is_released(ref: Reference, ident: Identity, price: float) -> bool:
+    """Whether a reviewer released this identity at this price. Releases recorded before
+    identities were stored by name have no gpu_count (None): they match any count."""
+    price = round(price, 6)
+    return ((ident, price) in ref.released
+            or (ident._replace(gpu_count=None), price) in ref.released)
 
 
 @dataclass(frozen=True)
@@ -194,15 +176,14 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
             wording = o.extra.get("gpu_wording", o.sku)
             out.bad.append((o, f"unmapped GPU wording {wording!r}"))
             continue
-        # Same identity as the warehouse's (offer_key, source, provider_term tell apart rows
-        # such as Azure's Spot and Low Priority for one SKU), read off the same page.
-        key = (identity(o), o.gpu_count, o.source_url)
-        if key in seen:
+        # The warehouse's identity (its variant keys tell apart rows such as Azure's Spot and
+        # Low Priority for one SKU), read off the same page.
+        ident = identity.of_offer(o)
+        if (ident, o.source_url) in seen:
             out.bad.append((o, "duplicate of another row from the same page"))
             continue
-        seen.add(key)
-        ident = identity(o)
-        released = (ident, round(o.price_per_hour, 6)) in ref.released
+        seen.add((ident, o.source_url))
+        released = is_released(ref, ident, o.price_per_hour)
         band = band_for(ref, o)
         if band is None:
             no_band.add(f"{o.gpu_model} {o.pricing_model} ({o.currency})")

@@ -21,9 +21,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from flows import alerts, gates, pipeline
+from flows import alerts, pipeline
 from flows.config import settings_from
-from warehouse import db, lake
+from warehouse import db, identity, lake
 from warehouse.contract import OFFER_SCHEMA, PROVIDERS, ContractError
 
 quarantine_app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -34,10 +34,11 @@ err = Console(stderr=True, width=None if os.isatty(2) else 200)
 DataDir = Annotated[Path | None, typer.Option(
     "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")]
 
-# Columns that identify a row inside one partition (with the price: a released row equal to
-# one already loaded is the same row).
-_ROW_KEY = ("sku", "region", "gpu_model", "pricing_model", "commitment_months",
-            "effective_from", "currency", "source_url", "price_per_hour", "extra")
+
+def _row_key(row: dict) -> tuple:
+    """What identifies a row inside one partition: its offer identity, the page it was read
+    from and its price (a released row equal to one already loaded is the same row)."""
+    return identity.of_row(row), row["source_url"], row["price_per_hour"]
 
 
 def register(app: typer.Typer) -> None:
@@ -105,15 +106,16 @@ def release_rows(settings, day: dt.date, provider: str, reason_like: str | None
     path = lake.partition_path(settings.lake_root, day, provider)
     current = lake.read_partition(settings.lake_root, day, provider) if path.exists() \
         else OFFER_SCHEMA.empty_table()
-    have = {tuple(r[k] for k in _ROW_KEY) for r in current.select(list(_ROW_KEY)).to_pylist()}
-    new = [r for r in rows.to_pylist() if tuple(r[k] for k in _ROW_KEY) not in have]
+    have = {_row_key(r) for r in current.to_pylist()}
+    new = [r for r in rows.to_pylist() if _row_key(r) not in have]
     merged = pa.concat_tables([current, pa.Table.from_pylist(new, schema=current.schema)])
     # Record first: a crash after it leaves rows that a rerun of release (or a reparse) lets in.
     with pipeline.releases_path(settings).open("a") as fh:
         for r in rows.to_pylist():
-            ident = gates.identity_from_row(r)
+            ident = identity.of_row(r)
             fh.write(json.dumps({"date": day.isoformat(), "provider": provider,
-                                 "identity": list(ident), "price_per_hour": r["price_per_hour"],
+                                 "identity": identity.to_record(ident),
+                                 "price_per_hour": r["price_per_hour"],
                                  "released_at": dt.datetime.now(dt.UTC).isoformat()},
                                 default=str) + "\n")
         fh.flush()

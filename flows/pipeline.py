@@ -26,7 +26,7 @@ from flows.config import Settings
 from spiders import fx
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
-from warehouse import db, lake
+from warehouse import db, identity, lake
 from warehouse.contract import PROVIDERS, Offer, offers_to_table
 
 CRAWL_TIMEOUT_S = 30 * 60
@@ -130,7 +130,8 @@ def releases_path(settings: Settings) -> Path:
 
 
 def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
-    """(identity, price) pairs a reviewer released for this provider-day."""
+    """(identity, price) pairs a reviewer released for this provider-day. Identities are
+    recorded by name (identity.to_record); the first releases recorded them by position."""
     path = releases_path(settings)
     if not path.exists():
         return set()
@@ -141,14 +142,14 @@ def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
         except ValueError:
             continue  # a line cut short by a crash: the release is redone by rerunning it
         if rec.get("provider") == provider and rec.get("date") == day.isoformat():
-            ident = tuple(dt.date.fromisoformat(v) if i == 5 and v else v
-                          for i, v in enumerate(rec["identity"]))
+            stored = rec["identity"]
+            ident = (identity.from_record(stored) if isinstance(stored, dict)
+                     else identity.from_positional_v1(stored, provider))
             out.add((ident, round(float(rec["price_per_hour"]), 6)))
     return out
 
 
-_REF_COLUMNS = ["sku", "region", "gpu_model", "pricing_model", "commitment_months",
-                "effective_from", "currency", "extra", "price_per_hour", "price_per_gpu_hour"]
+_REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hour"]
 
 
 def reference(settings: Settings, provider: str, day: dt.date) -> gates.Reference:
@@ -173,7 +174,7 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
         if p == provider and (day - d).days <= gates.MOVE_WINDOW_DAYS:
             ref.prev_date, ref.prev_rows = d, len(rows)
             for row in rows:
-                ident = gates.identity_from_row(row)
+                ident = identity.of_row(row)
                 price = row["price_per_hour"]
                 lo, hi = ref.prev_prices.get(ident, (price, price))
                 ref.prev_prices[ident] = (min(lo, price), max(hi, price))

@@ -27,7 +27,8 @@ import scrapy
 from scrapy.crawler import CrawlerProcess
 
 from spiders.archive import ArchiveSession, Capture
-from spiders.sources import RequestSpec, source_for
+from spiders.registry import source_for
+from spiders.sources import RequestSpec
 
 USER_AGENT = "gpuprices/0.1 (GPU price history for procurement; +https://github.com/gpuprices/gpuprices)"
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024

@@ -1,8 +1,9 @@
 """Backfill the raw archive from the Internet Archive's Wayback Machine.
 
-For each of a provider's pricing URLs (current and former, PROVIDERS.md) the CDX API lists the
-captures (https://web.archive.org/cdx/search/cdx, JSON output: the first row names the fields);
-each capture's original bytes are fetched from its `id_` URL
+For each of a provider's pricing URLs (current and former: `wayback_urls` in its declaration,
+spiders/providers/<id>/__init__.py) the CDX API lists the captures
+(https://web.archive.org/cdx/search/cdx, JSON output: the first row names the fields); each
+capture's original bytes are fetched from its `id_` URL
 (https://web.archive.org/web/<timestamp>id_/<original>) and archived under the capture's date
 with the ORIGINAL URL, so `gpuprices reparse` reads a 2024 page exactly like one crawled today.
 
@@ -32,60 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spiders.archive import Capture, append_captures, archive_path, read_captures
+from spiders.registry import wayback_urls
 
 CDX_ENDPOINT = "https://web.archive.org/cdx/search/cdx"
 CDX_FIELDS = ("timestamp", "original", "statuscode", "digest", "mimetype")
 USER_AGENT = "gpuprices-backfill/0.1 (+https://github.com/; one request at a time)"
-
-# Current and former public pricing URLs per provider (PROVIDERS.md "Endpoints"). Wayback's CDX
-# index keys URLs without scheme and "www." (SURT), so http/https and www/bare variants of one
-# URL return the same captures; rows are de-duplicated across URLs anyway.
-_PRICING_URLS: dict[str, list[str]] = {
-    "runpod": [
-        "https://www.runpod.io/pricing",  # 2025+ (Webflow attributes, then JSON-LD)
-        "https://www.runpod.io/gpu-instance/pricing",  # 2023-24 (Next.js __NEXT_DATA__)
-        # The GraphQL API is a POST: the Wayback Machine does not hold its answers.
-    ],
-    "lambda": [
-        "https://lambda.ai/pricing",  # 2025+ (tabs per GPU count)
-        "https://lambda.ai/service/gpu-cloud",  # 2024-25 after the move to lambda.ai
-        "https://lambda.ai/instances",
-        "https://lambdalabs.com/service/gpu-cloud",  # 2023-24 plain table
-        "https://lambdalabs.com/service/gpu-cloud/pricing",  # "(and /pricing)" in PROVIDERS.md
-    ],
-    "coreweave": [
-        "https://www.coreweave.com/pricing",  # 2025+ per-instance prices
-        "https://www.coreweave.com/gpu-cloud-pricing",  # 2023-24 GPU component prices
-    ],
-    "nebius": [
-        "https://nebius.com/prices",  # 2024 cards + instance table; 2025-26 per-GPU tables
-    ],
-    "crusoe": [
-        "https://www.crusoe.ai/cloud/pricing",  # late 2025+ cards
-        "https://crusoe.ai/cloud/pricing",  # to mid-2025 table (same CDX key as www.)
-        "https://crusoecloud.com/pricing",  # former domain
-    ],
-    "aws": [
-        # The EC2 pricing page is filled in by JavaScript from these feeds; the Bulk API offer
-        # files (hundreds of MB) are backfilled from AWS's own version index, not from Wayback.
-        "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/"
-        "ec2-ondemand-without-sec-sel/US%20East%20(N.%20Virginia)/Linux/index.json",
-        "https://website.spot.ec2.aws.a2z.com/spot.json",  # spot prices, current feed
-        "http://spot-price.s3.amazonaws.com/spot.js",  # legacy JSONP feed, frozen 2024-05-13
-    ],
-    "gcp": [
-        # Server-rendered tables (us-central1 by default; the region picker is client-side).
-        "https://cloud.google.com/compute/gpus-pricing",
-        "https://cloud.google.com/compute/vm-instance-pricing",
-        "https://cloud.google.com/spot-vms/pricing",
-        "https://cloud.google.com/products/compute/pricing/accelerator-optimized",
-    ],
-    "azure": [
-        # The Retail Prices API is only useful filtered and paged; Wayback holds at most some
-        # unfiltered first pages. Listed for completeness: expect few or no GPU rows.
-        "https://prices.azure.com/api/retail/prices",
-    ],
-}
 
 _SERVED_TS = re.compile(r"/web/(\d{14})(?:[a-z]{2}_)?/")
 _ASKED_NOTE = re.compile(r"asked (\d{14})")
@@ -139,15 +91,6 @@ def parse_wayback_timestamp(ts: str) -> dt.datetime:
         raise ValueError(f"not a Wayback timestamp: {ts!r}")
     padded = (ts + "0101000000"[len(ts) - 4:]) if len(ts) < 14 else ts
     return dt.datetime.strptime(padded, "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
-
-
-def pricing_urls(provider: str) -> list[str]:
-    """The current and former pricing URLs of a provider (PROVIDERS.md)."""
-    try:
-        return list(_PRICING_URLS[provider])
-    except KeyError:
-        known = ", ".join(_PRICING_URLS)
-        raise KeyError(f"unknown provider {provider!r}; known: {known}") from None
 
 
 def _since_param(since: dt.date | dt.datetime | str | None) -> str | None:
@@ -329,14 +272,43 @@ def backfill(provider: str, archive_root: Path, fetch: Fetch = urllib_fetch,
     """
     root = Path(archive_root)
     summary = BackfillSummary(provider=provider)
+    retry = {"sleep": sleep, "tries": tries, "base_delay": base_delay}
+    listed = _list_captures(urls if urls is not None else wayback_urls(provider), since, fetch,
+                            summary, pause, retry)
+    cache: dict[dt.date, set[tuple[str, str]]] = {}
+    touched: dict[Path, None] = {}
+    for row in listed:
+        if _already_archived(root, provider, row, cache):
+            summary.skipped += 1
+            continue
+        sleep(pause)
+        try:
+            got = fetch_with_backoff(fetch, raw_capture_url(row.timestamp, row.original), **retry)
+        except OSError as exc:
+            summary.failed.append((row.original, row.timestamp, f"network error: {exc}"))
+            continue
+        if got.status != 200:
+            summary.failed.append((row.original, row.timestamp, f"HTTP {got.status}"))
+            continue
+        cap, ts = _capture(provider, row, got)
+        for path in append_captures(root, [cap]):
+            touched[path] = None
+            cache.pop(cap.snapshot_date, None)
+        summary.archived.append((cap.url, ts))
+    summary.files = list(touched)
+    return summary
+
+
+def _list_captures(urls: list[str], since: dt.date | dt.datetime | str | None, fetch: Fetch,
+                   summary: BackfillSummary, pause: float, retry: dict) -> list[CdxRow]:
+    """The distinct captures the CDX API lists for the URLs, oldest first; a URL whose listing
+    fails is recorded in summary.failed and passed over."""
     rows: dict[tuple[str, str], CdxRow] = {}
-    first = True
-    for url in urls if urls is not None else pricing_urls(provider):
-        if not first:
-            sleep(pause)
-        first = False
+    for n, url in enumerate(urls):
+        if n:
+            retry["sleep"](pause)
         query = cdx_query_url(url, since)
-        reply = fetch_with_backoff(fetch, query, sleep=sleep, tries=tries, base_delay=base_delay)
+        reply = fetch_with_backoff(fetch, query, **retry)
         if reply.status != 200:
             summary.failed.append((query, "", f"CDX HTTP {reply.status}"))
             continue
@@ -348,38 +320,23 @@ def backfill(provider: str, archive_root: Path, fetch: Fetch = urllib_fetch,
         for row in listed:
             rows.setdefault((row.original, row.timestamp), row)
     summary.cdx_rows = len(rows)
-    cache: dict[dt.date, set[tuple[str, str]]] = {}
-    touched: dict[Path, None] = {}
-    for row in sorted(rows.values(), key=lambda r: (r.timestamp, r.original)):
-        if _already_archived(root, provider, row, cache):
-            summary.skipped += 1
-            continue
-        sleep(pause)
-        wb_url = raw_capture_url(row.timestamp, row.original)
-        try:
-            got = fetch_with_backoff(fetch, wb_url, sleep=sleep, tries=tries,
-                                     base_delay=base_delay)
-        except OSError as exc:
-            summary.failed.append((row.original, row.timestamp, f"network error: {exc}"))
-            continue
-        if got.status != 200:
-            summary.failed.append((row.original, row.timestamp, f"HTTP {got.status}"))
-            continue
-        ts = served_timestamp(got, row.timestamp)
-        note = f"Wayback Machine {raw_capture_url(ts, row.original)}"
-        if ts != row.timestamp:
-            note += f" (asked {row.timestamp}, redirected)"
-        if row.digest:
-            note += f"; CDX digest {row.digest}"
-        headers = [(k, v) for k, v in got.headers if k.lower() not in _DROP_HEADERS]
-        if not any(k.lower() == "content-type" for k, _ in headers) and row.mimetype:
-            headers.append(("Content-Type", row.mimetype))
-        cap = Capture(provider=provider, url=clean_original(row.original), body=got.body,
-                      captured_at=parse_wayback_timestamp(ts), status=200, headers=headers,
-                      origin=note)
-        for path in append_captures(root, [cap]):
-            touched[path] = None
-            cache.pop(cap.snapshot_date, None)
-        summary.archived.append((cap.url, ts))
-    summary.files = list(touched)
-    return summary
+    return sorted(rows.values(), key=lambda r: (r.timestamp, r.original))
+
+
+def _capture(provider: str, row: CdxRow, got: Fetched) -> tuple[Capture, str]:
+    """The served bytes as a capture of the ORIGINAL URL at the served time, with a note of the
+    Wayback URL (and the asked timestamp when the Machine redirected to another); and the served
+    timestamp."""
+    ts = served_timestamp(got, row.timestamp)
+    note = f"Wayback Machine {raw_capture_url(ts, row.original)}"
+    if ts != row.timestamp:
+        note += f" (asked {row.timestamp}, redirected)"
+    if row.digest:
+        note += f"; CDX digest {row.digest}"
+    headers = [(k, v) for k, v in got.headers if k.lower() not in _DROP_HEADERS]
+    if not any(k.lower() == "content-type" for k, _ in headers) and row.mimetype:
+        headers.append(("Content-Type", row.mimetype))
+    cap = Capture(provider=provider, url=clean_original(row.original), body=got.body,
+                  captured_at=parse_wayback_timestamp(ts), status=200, headers=headers,
+                  origin=note)
+    return cap, ts

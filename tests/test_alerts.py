@@ -13,6 +13,7 @@ from flows.config import Settings
 from spiders.archive import Capture, append_captures
 from tests.conftest import FIXTURES
 from tests.test_cli import gp
+from warehouse import identity
 
 TOKEN = "T0SECRET/B0SECRET/xoxbS3cr3tT0k3n"
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
@@ -148,7 +149,9 @@ def test_redact_removes_secret_environment_values_and_url_keys(monkeypatch):
 def test_no_webhook_no_payload_when_nothing_happened():
     ok = pipeline.DayResult(provider="crusoe", snapshot_date=dt.date(2026, 10, 4), rows=6)
     assert alerts.alert_payload("r", [ok], threshold_pct=20) is None
-    ident = ("8xH100", "us-east", "H100-SXM-80GB", "on_demand", None, None, "USD") + (None,) * 5
+    ident = identity.from_record({"provider": "crusoe", "sku": "8xH100", "region": "us-east",
+                                  "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
+                                  "pricing_model": "on_demand", "currency": "USD"})
     small = gates.Move(ident, 1.0, 1.1, dt.date(2026, 10, 3), "USD")
     ok.moves = [small]
     assert alerts.alert_payload("r", [ok], threshold_pct=20) is None

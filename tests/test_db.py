@@ -176,6 +176,8 @@ def test_record_run(con):
     assert rows == [("lambda", "skipped", None, None, None), ("runpod", "ok", 40, 2, None)]
     with pytest.raises(ValueError, match="unknown run status"):
         db.record_run(con, run_id="r1", provider="runpod", status="great")
+    for status in db.RUN_STATUSES:  # the table's CHECK admits each
+        db.record_run(con, run_id="each", provider=status, status=status)
 
 
 def test_values_are_parameters_not_sql(con):
@@ -298,3 +300,82 @@ def test_compact_rewrites_the_file_with_the_same_answers(tmp_path):
     assert _count(con) == 5
     con.close()
     assert [p.name for p in tmp_path.iterdir()] == ["warehouse.duckdb"]
+
+
+# How the store built `variant` before warehouse/identity.py (identity definition 1): extra
+# offer_key, source and provider_term, nulls skipped.
+_STAGE_SQL_V1 = """
+    CREATE OR REPLACE TEMP TABLE _in AS
+    SELECT *, coalesce(concat_ws('|', v[1], v[2], v[3]), '') AS variant,
+           hash(gpu_memory_gb, vcpus, ram_gb, interconnect, billing_increment_s, min_billing_s,
+                extra) AS detail_hash
+    FROM (
+        SELECT *, json_extract_string(
+            extra, ['$.offer_key', '$.source', '$.provider_term']) AS v
+        FROM {src}
+    )
+"""
+
+
+def _tiered(day, prices):
+    """Nebius-like rows: one SKU's price, its "from" price, and a Lambda-like tiered row."""
+    meta = CaptureMeta("nebius", "https://example.test/prices",
+                       dt.datetime.combine(day, dt.time(2, 30), tzinfo=dt.UTC))
+    extras = ({"source": "page"}, {"source": "page", "price_kind": "from"},
+              {"source": "page", "tier": "On-demand"})
+    return offers_to_table([
+        make_offer(meta, sku=sku, gpu_model="H100-SXM-80GB", gpu_count=1, price_per_hour=p,
+                   pricing_model="on_demand", extra=extra)
+        for sku, p, extra in zip(("gpu-h100", "gpu-h100", "gpu-h100-t"), prices, extras,
+                                 strict=True)])
+
+
+def test_a_warehouse_of_the_old_identity_definition_is_restored_without_splitting_history(
+        con, monkeypatch):
+    from warehouse import identity, store
+
+    # Day 1 stored under the first definition: the "from" price shares the SKU's identity.
+    with monkeypatch.context() as m:
+        m.setattr(store, "_STAGE_SQL", _STAGE_SQL_V1)
+        db.load_partition(con, DAY1, "nebius", _tiered(DAY1, (3.85, 1.55, 2.99)))
+    con.execute("DROP TABLE warehouse_meta")  # what such a warehouse has: no record at all
+    assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
+        "page", "page"]
+    db.init_schema(con)
+    assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [
+        (str(identity.VERSION),)]
+    assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
+        "page", "page||On-demand", "page|||from"]
+    numbers = con.execute("SELECT * FROM offer_ids ORDER BY offer_no").fetchall()
+    db.init_schema(con)  # the record now matches: nothing is stored again
+    assert con.execute("SELECT * FROM offer_ids ORDER BY offer_no").fetchall() == numbers
+    # Day 2 under the current definition continues each offer's history.
+    db.load_partition(con, DAY2, "nebius", _tiered(DAY2, (3.85, 1.45, 2.79)))
+    assert con.execute("SELECT count(*) FROM offer_ids").fetchone()[0] == 3
+    assert sorted(con.execute("SELECT variant, old_price_per_hour, new_price_per_hour "
+                              "FROM price_changes").fetchall()) == [
+        ("page||On-demand", 2.99, 2.79), ("page|||from", 1.55, 1.45)]
+    assert con.execute("SELECT count(*), min(n_snapshots) FROM offer_history "
+                       "WHERE variant = 'page'").fetchall() == [(1, 2)]
+
+
+def test_the_identity_restore_is_one_transaction(con, monkeypatch):
+    from warehouse import schema, store
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "_STAGE_SQL", _STAGE_SQL_V1)
+        db.load_partition(con, DAY1, "nebius", _tiered(DAY1, (3.85, 1.55, 2.99)))
+    con.execute("DELETE FROM warehouse_meta")
+    before = con.execute("SELECT * FROM offers ORDER BY ALL").fetchall()
+
+    def broken(c):
+        store.restore_all(c)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(schema, "restore_all", broken)
+    with pytest.raises(OSError, match="disk full"):
+        db.init_schema(con)
+    assert con.execute("SELECT count(*) FROM warehouse_meta").fetchone()[0] == 0
+    assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
+        "page", "page"]
+    assert con.execute("SELECT * FROM offers ORDER BY ALL").fetchall() == before

@@ -27,13 +27,13 @@ from tests.conftest import FIXTURES, ROOT
 from tests.faults.kill import DAY, run_killed
 from tests.faults.mutations import MUTATIONS, run_corpus
 from tests.test_cli import gp
-from warehouse import db, lake
+from warehouse import lake, store
 from warehouse.contract import PROVIDERS
 
 # ---------------------------------------------------------------------------------------------
 # The mutation corpus
 
-# Parser weaknesses the corpus found, reported to the parsers' owners (spiders/parsers/ is not
+# Parser weaknesses the corpus found, reported to the parsers' owners (spiders/providers/ is not
 # ours to edit). Listed exactly so that the test fails when one is fixed (remove it here) or a
 # new one appears. Both are contained by the pipeline: parse_archive turns a crash into that
 # page's ParseError, and neither affects the other captures.
@@ -317,13 +317,13 @@ def test_a_full_disk_during_the_parquet_write_is_a_clear_failure(settings, monke
 def test_a_full_disk_during_the_duckdb_load_is_a_clear_failure(settings, monkeypatch):
     res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
     pipeline.load(settings, [res], "first")
-    real = db._insert_offers
+    real = store._insert_offers
 
     def full(con, day, provider, table):
         real(con, day, provider, table)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(db, "_insert_offers", full)
+    monkeypatch.setattr(store, "_insert_offers", full)
     again = pipeline.store_day(settings, "runpod", DAY, _night(settings))
     summary = pipeline.load(settings, [again], "disk-full")
     assert again.status == "failed"

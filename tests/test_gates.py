@@ -12,9 +12,9 @@ import pytest
 from flows import gates, ops_cli, pipeline
 from flows.config import Settings
 from spiders.archive import Capture
-from spiders.history_aws import captures_from_p5_series
-from spiders.history_gcp import captures_from_gcp_history
 from spiders.parsers import parse_body
+from spiders.providers.aws.history import captures_from_p5_series
+from spiders.providers.gcp.history import captures_from_gcp_history
 from tests.conftest import FIXTURES
 from warehouse import lake
 
@@ -79,7 +79,8 @@ def test_a_move_beyond_3x_is_quarantined_and_a_smaller_one_loads(settings):
     assert moved["gpu_model"] == "B200-180GB" and moved["price_per_hour"] == pytest.approx(27.16)
     assert "6.79 -> 27.16" in moved["reason"] and "beyond 3x" in moved["reason"]
     assert q(settings, "select count(*) from offers where price_per_hour > 27") == [(0,)]
-    a40 = [m for m in res.moves if m.ident[2] == "A40-48GB" and m.ident[3] == "on_demand"]
+    a40 = [m for m in res.moves
+           if m.ident.gpu_model == "A40-48GB" and m.ident.pricing_model == "on_demand"]
     assert [(m.old, m.new) for m in a40] == [(0.49, 0.98)]
     assert q(settings, "select price_per_hour from offers where gpu_model = 'A40-48GB' "
                        "and pricing_model = 'on_demand'") == [(0.98,)]
@@ -186,6 +187,31 @@ def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
     pipeline.load(settings, [again], "r3")
     assert "move" not in again.quarantine_reasons
     assert q(settings, sql) == [(1,)]
+    # The release is recorded with the identity by name.
+    (rec,) = [json.loads(line) for line in
+              pipeline.releases_path(settings).read_text().splitlines()]
+    assert rec["identity"]["gpu_model"] == "B200-180GB" and rec["identity"]["source"] == "api"
+
+
+def test_a_release_recorded_by_position_still_lets_its_row_through(settings):
+    """released.jsonl lines written before identities were recorded by name (the gates' tuple
+    of then, by position) still exempt their row from the move gate on a reparse."""
+    pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
+    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+    res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
+    assert res.quarantine_reasons.get("move") == 1
+    (row,) = [r for r in lake.read_quarantine(settings.lake_root, D2, "runpod").to_pylist()
+              if r["reason"].startswith("move")]
+    extra = json.loads(row["extra"])
+    old = [row["sku"], row["region"], row["gpu_model"], row["pricing_model"],
+           row["commitment_months"], row["effective_from"], row["currency"],
+           *(extra.get(k) for k in ("source", "variant", "price_kind", "provider_term", "tier"))]
+    with pipeline.releases_path(settings).open("a") as fh:
+        fh.write(json.dumps({"date": str(D2), "provider": "runpod", "identity": old,
+                             "price_per_hour": row["price_per_hour"],
+                             "released_at": "2026-10-01T08:00:00+00:00"}, default=str) + "\n")
+    again = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
+    assert "move" not in again.quarantine_reasons and again.quarantined == res.quarantined - 1
 
 
 def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):

@@ -12,19 +12,20 @@ from pathlib import Path
 import pytest
 
 from spiders.archive import Capture
-from spiders.history_aws import captures_from_p5_series
 from spiders.parsers import ParseError, parse_body
 from spiders.parsers import wants as wants_any
-from spiders.parsers.aws import (
+from spiders.providers.aws import source as aws_source
+from spiders.providers.aws.history import captures_from_p5_series
+from spiders.providers.aws.offer_csv import parse_offer_csv
+from spiders.providers.aws.offer_file import parse_offer_json
+from spiders.providers.aws.parser import (
     attach_interruption_bands,
     interruption_bands,
     iter_offer_file,
     parse,
     wants,
 )
-from spiders.parsers.aws_offer import parse_offer_csv, parse_offer_json
-from spiders.parsers.aws_tables import instance_table
-from spiders.sources import aws as aws_source
+from spiders.providers.aws.tables import instance_table
 from warehouse.contract import CaptureMeta
 from warehouse.gpus import gpu_models
 
@@ -441,7 +442,7 @@ def test_p5_series_in_the_warehouse_offer_history(tmp_path):
 def test_offer_file_markers_split_across_chunks(monkeypatch, chunk):
     """Key markers ("terms", "OnDemand", "Reserved") falling across read boundaries: the real
     p4d slice with the us-east-2 fee term as a Reserved term, read in tiny chunks."""
-    from spiders.parsers import aws_offer
+    from spiders.providers.aws import offer_stream
 
     data = json.loads(P4D.read_bytes())
     fee = json.loads(USE2.read_bytes())["terms"]["OnDemand"]["8D49XP354UEYTHGM"]
@@ -451,7 +452,7 @@ def test_offer_file_markers_split_across_chunks(monkeypatch, chunk):
     expected = [(o.sku, o.pricing_model, o.price_per_hour)
                 for o in parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))]
     assert len(expected) == 2
-    monkeypatch.setattr(aws_offer, "CHUNK", chunk)
+    monkeypatch.setattr(offer_stream, "CHUNK", chunk)
     got = [(o.sku, o.pricing_model, o.price_per_hour)
            for o in parse_offer_json(body, meta(OFFER_URL.format("us-east-1")))]
     assert got == expected

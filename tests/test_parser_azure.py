@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from spiders.archive import Capture
-from spiders.history_azure import captures_from_azure_history
 from spiders.parsers import ParseError
-from spiders.parsers.azure import SKU_TABLE, parse
-from spiders.sources.azure import follow, start_requests
+from spiders.providers.azure.history import captures_from_azure_history
+from spiders.providers.azure.parser import SKU_TABLE, parse
+from spiders.providers.azure.source import follow, start_requests
 from warehouse.contract import CaptureMeta
 from warehouse.gpus import canonical_gpu, gpu_models
 

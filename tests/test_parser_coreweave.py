@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from spiders.parsers import ParseError
-from spiders.parsers.coreweave import parse
-from spiders.sources import coreweave as coreweave_source
+from spiders.providers.coreweave import source as coreweave_source
+from spiders.providers.coreweave.parser import parse
 from warehouse.contract import CaptureMeta
 
 FIX = Path(__file__).parent / "fixtures" / "raw"

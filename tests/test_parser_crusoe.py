@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from spiders.parsers import ParseError, parse_body
-from spiders.parsers.crusoe import parse
-from spiders.sources import crusoe as crusoe_source
+from spiders.providers.crusoe import source as crusoe_source
+from spiders.providers.crusoe.parser import parse
 from warehouse.contract import CaptureMeta, offers_to_table
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "crusoe"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from spiders.archive import Capture
-from spiders.history_gcp import captures_from_gcp_history
 from spiders.parsers import ParseError
-from spiders.parsers.gcp import parse
-from spiders.parsers.gcp_table import TABLE, machines
-from spiders.sources.gcp import follow, start_requests
+from spiders.providers.gcp.history import captures_from_gcp_history
+from spiders.providers.gcp.machines import TABLE, machines
+from spiders.providers.gcp.parser import parse
+from spiders.providers.gcp.source import follow, start_requests
 from warehouse.contract import CaptureMeta
 from warehouse.gpus import canonical_gpu, gpu_models
 

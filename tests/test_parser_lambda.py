@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError, parser_for
+from spiders.parsers import ParseError
+from spiders.registry import parser_for
 from warehouse.contract import CaptureMeta
 
-lambda_parser = importlib.import_module("spiders.parsers.lambda")
-lambda_source = importlib.import_module("spiders.sources.lambda")
+lambda_parser = importlib.import_module("spiders.providers.lambda.parser")
+lambda_source = importlib.import_module("spiders.providers.lambda.source")
 
 FIX = Path(__file__).parent / "fixtures" / "raw"
 TABLE_2024 = FIX / "lambda" / "lambdalabs_service_gpu-cloud_wayback_20241103180910_excerpt.html"

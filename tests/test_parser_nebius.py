@@ -11,8 +11,8 @@ import pytest
 from parsel import Selector
 
 from spiders.parsers import ParseError, parse_body
-from spiders.parsers.nebius import parse
-from spiders.sources import nebius as nebius_source
+from spiders.providers.nebius import source as nebius_source
+from spiders.providers.nebius.parser import parse
 from warehouse.contract import CaptureMeta, offers_to_table
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "nebius"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from spiders.parsers import ParseError
-from spiders.parsers.runpod import parse
-from spiders.sources import runpod as runpod_source
+from spiders.providers.runpod import source as runpod_source
+from spiders.providers.runpod.parser import parse
 from warehouse.contract import CaptureMeta, offers_to_table
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "runpod"

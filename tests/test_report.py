@@ -18,9 +18,9 @@ from flows.report_cli import make_report, refresh_fx, register
 from reports import build, render, weeks
 from sizing.workload import load_workloads
 from spiders.archive import append_captures
-from spiders.history_azure import captures_from_azure_history
-from spiders.history_gcp import captures_from_gcp_history
 from spiders.importer import import_capture, parse_timestamp
+from spiders.providers.azure.history import captures_from_azure_history
+from spiders.providers.gcp.history import captures_from_gcp_history
 from tests.conftest import FIXTURES, ROOT, manifest_rows
 from warehouse import db
 from warehouse.contract import CaptureMeta, make_offer, offers_to_table

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from spiders.archive import archive_path, read_captures
-from spiders.parsers.crusoe import parse as parse_crusoe
-from spiders.parsers.nebius import parse as parse_nebius
+from spiders.providers.crusoe.parser import parse as parse_crusoe
+from spiders.providers.nebius.parser import parse as parse_nebius
+from spiders.registry import wayback_urls
 from spiders.wayback import (
     CDX_ENDPOINT,
     CdxRow,
@@ -23,7 +24,6 @@ from spiders.wayback import (
     clean_original,
     fetch_with_backoff,
     parse_cdx,
-    pricing_urls,
     raw_capture_url,
 )
 from warehouse.contract import PROVIDERS
@@ -145,15 +145,15 @@ def test_raw_capture_url_and_clean_original():
     assert clean_original("https://nebius.com/prices") == "https://nebius.com/prices"
 
 
-def test_pricing_urls_cover_every_provider():
+def test_wayback_urls_cover_every_provider():
     for provider in PROVIDERS:
-        urls = pricing_urls(provider)
+        urls = wayback_urls(provider)
         assert urls and all(u.startswith(("https://", "http://")) for u in urls)
-    assert "https://www.coreweave.com/gpu-cloud-pricing" in pricing_urls("coreweave")
-    assert "https://lambdalabs.com/service/gpu-cloud" in pricing_urls("lambda")
-    assert "https://crusoecloud.com/pricing" in pricing_urls("crusoe")
+    assert "https://www.coreweave.com/gpu-cloud-pricing" in wayback_urls("coreweave")
+    assert "https://lambdalabs.com/service/gpu-cloud" in wayback_urls("lambda")
+    assert "https://crusoecloud.com/pricing" in wayback_urls("crusoe")
     with pytest.raises(KeyError):
-        pricing_urls("hetzner")
+        wayback_urls("hetzner")
 
 
 # --- backfill -----------------------------------------------------------------------------
@@ -194,7 +194,7 @@ def test_backfill_since_and_url_variants(tmp_path):
     fake = FakeWayback({"crusoe.ai": CRUSOE_CDX})
     summary = backfill("crusoe", tmp_path, fake, since="2025-06-01", sleep=Sleeps())
     cdx_queries = [u for u in fake.requests if u.startswith(CDX_ENDPOINT)]
-    assert len(cdx_queries) == len(pricing_urls("crusoe"))
+    assert len(cdx_queries) == len(wayback_urls("crusoe"))
     assert all("from=20250601" in u for u in cdx_queries)
     # www. and bare URLs return the same captures: each is fetched once. (The fake ignores
     # `from`; the real API applies it.)

@@ -1,19 +1,16 @@
-"""Parsers: pure functions from archived bytes to offers, one module per provider.
+"""Parsers: pure functions from archived bytes to offers, one per provider, and their dispatch.
 
-Each module `spiders/parsers/<provider>.py` exposes `parse(body: bytes, meta: CaptureMeta) ->
-list[Offer]`. It chooses a layout by what the body contains (never by its date), and raises
-`ParseError` naming the provider, the URL and what was missing. It never returns an empty list
-for a body that should hold prices.
+Each provider's `spiders/providers/<id>/parser.py` (found through `spiders.registry`) exposes
+`parse(body: bytes, meta: CaptureMeta) -> list[Offer]`. It chooses a layout by what the body
+contains (never by its date), and raises `ParseError` naming the provider, the URL and what was
+missing. It never returns an empty list for a body that should hold prices. Helpers every parser
+uses are in `spiders/parsers/_util.py`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
-from warehouse.contract import PROVIDERS, CaptureMeta, Offer
-
-Parser = Callable[[bytes, CaptureMeta], list[Offer]]
+from spiders.registry import parser_for, parser_module
+from warehouse.contract import CaptureMeta, Offer
 
 
 class ParseError(Exception):
@@ -26,18 +23,10 @@ class ParseError(Exception):
         super().__init__(f"{provider}: {url}: {problem}")
 
 
-def parser_for(provider: str) -> Parser:
-    if provider not in PROVIDERS:
-        raise KeyError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
-    module = importlib.import_module(f"spiders.parsers.{provider}")
-    return module.parse
-
-
 def wants(meta: CaptureMeta) -> bool:
     """Whether a capture is a price document. A parser module may define `wants(meta)` to pass
     over archived responses that hold no prices by design (an index that lists other files)."""
-    module = importlib.import_module(f"spiders.parsers.{meta.provider}")
-    check = getattr(module, "wants", None)
+    check = getattr(parser_module(meta.provider), "wants", None)
     return True if check is None else bool(check(meta))
 
 
@@ -58,6 +47,5 @@ def postprocess(provider: str, offers: list[Offer], captures: list) -> list[Offe
     """A provider's whole-day step after each capture was parsed alone, for facts that span
     captures (AWS: spot offers take the interruption band from the day's spot-advisor capture).
     A parser module opts in by defining `postprocess(offers, captures) -> offers`."""
-    module = importlib.import_module(f"spiders.parsers.{provider}")
-    hook = getattr(module, "postprocess", None)
+    hook = getattr(parser_module(provider), "postprocess", None)
     return offers if hook is None else hook(offers, captures)

@@ -1,6 +1,8 @@
-"""Sources: what to fetch for each provider, one module per provider.
+"""Sources: the request a fetch plan asks for, shared by every provider and the ECB rates.
 
-A module `spiders/sources/<provider>.py` exposes
+A provider's fetch plan is `spiders/providers/<id>/source.py` (found through
+`spiders.registry.source_for`); the ECB's is `spiders/sources/ecb.py` (not a provider). It
+exposes
 
 - `start_requests(env: Mapping[str, str]) -> list[RequestSpec]`: the first requests of a live
   crawl (env is os.environ, for optional API keys);
@@ -14,11 +16,8 @@ data means it is testable without a network or a reactor.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
-
-from warehouse.contract import PROVIDERS
 
 
 @dataclass(frozen=True)
@@ -30,9 +29,3 @@ class RequestSpec:
     browser: bool = False  # render in headless Chromium (scrapy-playwright); archive the DOM
     max_bytes: int | None = None  # override of the response size bound (huge AWS offer files)
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-def source_for(provider: str):
-    if provider not in PROVIDERS:
-        raise KeyError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
-    return importlib.import_module(f"spiders.sources.{provider}")

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from flows import pipeline
 from flows.config import Settings
-from warehouse import db
+from warehouse import store
 
 DAY = dt.date(2026, 9, 29)  # the Runpod API capture's night
 
@@ -51,14 +51,14 @@ def main(mode: str, data_dir: str, archive: str, marker: str) -> None:
         pipeline.store_day(settings, "runpod", DAY, pipeline.parse_archive(path, "runpod"))
     elif mode == "duckdb":
         res = pipeline.store_day(settings, "runpod", DAY, pipeline.parse_archive(path, "runpod"))
-        real_insert = db._insert_offers
+        real_insert = store._insert_offers
 
         def insert_then_hold(con, day, provider, table):
             n = real_insert(con, day, provider, table)
             _hold(Path(marker))
             return n
 
-        db._insert_offers = insert_then_hold
+        store._insert_offers = insert_then_hold
         pipeline.load(settings, [res], "killed-run")
     else:
         raise SystemExit(f"unknown mode {mode}")

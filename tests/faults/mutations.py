@@ -36,7 +36,7 @@ def real_captures() -> list[Capture]:
                                 body=(ROOT / r["file"]).read_bytes(),
                                 captured_at=parse_timestamp(r["captured_at"]),
                                 method=r["method"], origin=r["file"]))
-    from spiders.history_aws import captures_from_p5_series
+    from spiders.providers.aws.history import captures_from_p5_series
 
     p5 = captures_from_p5_series(P5_SERIES)
     p5[0].origin = str(P5_SERIES.relative_to(ROOT))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spiders.parsers import ParseError
-from spiders.parsers.gcp_table import Machine, machines
+from spiders.providers.gcp.machines import Machine, machines
 from warehouse.contract import CaptureMeta, Offer, make_offer
 
 HOURS_PER_MONTH = 730  # Google's monthly estimates use 730 h (cloud.google.com pricing FAQ)

@@ -1,7 +1,7 @@
 """AWS reference tables: instance type -> GPU, location names -> region codes.
 
-The GPU table is `spiders/aws_instances.csv` (one row per instance type, a public source per
-row). It wins over whatever the Price List says about a GPU: the Price List names the p5en GPU
+The GPU table is `instances.csv` beside this module (one row per instance type, a public source
+per row). It wins over whatever the Price List says about a GPU: the Price List names the p5en GPU
 just "NVIDIA" and often leaves `gpuMemory` as "NA".
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from warehouse.gpus import gpu_models
 
-INSTANCES_CSV = Path(__file__).resolve().parents[1] / "aws_instances.csv"
+INSTANCES_CSV = Path(__file__).resolve().parent / "instances.csv"
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def instance_table() -> dict[str, AwsGpu]:
         for r in csv.DictReader(fh):
             model = r["gpu_model"] or None
             if model is not None and model not in known:
-                raise ValueError(f"aws_instances.csv: {model!r} is not in warehouse/gpus.csv")
+                raise ValueError(f"aws/instances.csv: {model!r} is not in warehouse/gpus.csv")
             table[r["instance_type"]] = AwsGpu(
                 instance_type=r["instance_type"],
                 family=r["family"],

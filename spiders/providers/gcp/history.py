@@ -3,8 +3,8 @@
 Each `<date>.csv` is our filtered export of Cyclenerd/google-cloud-pricing-cost-calculator
 `pricing.yml` at the commit of that date (the file's own 'generated' date): GPU machine types x
 region, machine totals the maintainer summed from Billing Catalog SKUs. One capture per file, URL
-naming pricing.yml at that commit, origin noted; spiders.parsers.gcp reads the body as derived
-history (extra["derived"] = True, source "history").
+naming pricing.yml at that commit, origin noted; spiders.providers.gcp.parser reads the body as
+derived history (extra["derived"] = True, source "history").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Layouts, chosen by content:
 
 - Retail Prices API page `{"Items": [...], "NextPageLink": ...}`, or a bare list of items (the
-  trimmed recording in the fixtures). Joined on `armSkuName` through `spiders/azure_skus.csv`.
+  trimmed recording in the fixtures). Joined on `armSkuName` through `skus.csv` in this package.
 - azure-pricing-radar diff JSON `{"scope", "at", "added", "removed", "changed"}`: the `added`
   items and the `after` side of `changed` are that moment's prices (a partial snapshot: only what
   changed). `removed` is ignored.
@@ -41,7 +41,7 @@ from spiders.parsers import ParseError
 from spiders.parsers._util import load_json
 from warehouse.contract import CaptureMeta, Offer, make_offer
 
-SKU_TABLE = Path(__file__).resolve().parent.parent / "azure_skus.csv"
+SKU_TABLE = Path(__file__).resolve().parent / "skus.csv"
 
 # Hours in a reservation term. Azure quotes reservations as one price for the whole term
 # (learn.microsoft.com "Azure Retail Prices REST API": reservationTerm + retailPrice), so an
@@ -69,7 +69,7 @@ class AzureSku:
 
 @cache
 def sku_table() -> tuple[dict[str, AzureSku], dict[str, AzureSku]]:
-    """(by armSkuName, by meter name) from azure_skus.csv; keys compared case-insensitively."""
+    """(by armSkuName, by meter name) from skus.csv; keys compared case-insensitively."""
     by_arm: dict[str, AzureSku] = {}
     by_meter: dict[str, AzureSku] = {}
     with SKU_TABLE.open(newline="") as fh:

@@ -1,5 +1,5 @@
-"""The GCP machine-type table (spiders/gcp_machines.csv): machine type -> GPU model, count and
-the parts the Billing Catalog API prices separately (vCPU, RAM, GPU, bundled local SSD)."""
+"""The GCP machine-type table (machines.csv beside this module): machine type -> GPU model, count
+and the parts the Billing Catalog API prices separately (vCPU, RAM, GPU, bundled local SSD)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-TABLE = Path(__file__).resolve().parent.parent / "gcp_machines.csv"
+TABLE = Path(__file__).resolve().parent / "machines.csv"
 
 
 @dataclass(frozen=True)

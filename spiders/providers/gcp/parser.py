@@ -3,7 +3,7 @@
 - the public GPU pricing page (cloud.google.com/compute/gpus-pricing and the accelerator-optimized
   page): HTML tables with a "Machine type" header, one row per machine type, columns found by
   header text, never by position;
-- a Cloud Billing Catalog API SKU page (JSON with "skus"): see gcp_billing.py;
+- a Cloud Billing Catalog API SKU page (JSON with "skus"): see billing.py;
 - the Cyclenerd pricing.yml history export (CSV with machine_type, region, usd_hour ...).
 
 Page columns -> pricing models (documented choice):
@@ -32,8 +32,8 @@ from parsel import Selector
 
 from spiders.parsers import ParseError
 from spiders.parsers._util import load_json, looks_like_html
-from spiders.parsers.gcp_billing import HOURS_PER_MONTH, parse_billing
-from spiders.parsers.gcp_table import machines
+from spiders.providers.gcp.billing import HOURS_PER_MONTH, parse_billing
+from spiders.providers.gcp.machines import machines
 from warehouse.contract import CaptureMeta, Offer, make_offer
 
 DEFAULT_REGION = "us-central1"
@@ -96,8 +96,8 @@ def _column_map(headers: list[str]) -> dict[int, tuple]:
     return cols
 
 
-def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
-    sel = Selector(text=text)
+def _machine_tables(sel: Selector, meta: CaptureMeta) -> list[tuple[list[str], list[Any]]]:
+    """(headers, body rows) of each table whose first header is "Machine type"."""
     tables = []
     for table in sel.css("table"):
         rows = table.css("tr")
@@ -108,6 +108,12 @@ def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
             tables.append((headers, rows[1:]))
     if not tables:
         raise ParseError(meta.provider, meta.url, "no table with a 'Machine type' header")
+    return tables
+
+
+def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
+    sel = Selector(text=text)
+    tables = _machine_tables(sel, meta)
     outside = " ".join(sel.xpath("//body//text()[not(ancestor::table)]").getall())
     found = _REGION.search(outside)
     region = found.group(1) if found else DEFAULT_REGION

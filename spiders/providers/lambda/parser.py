@@ -1,7 +1,7 @@
 """Lambda: the public pricing page, in the two layouts of the captures.
 
-(The module is named for the provider id; ``lambda`` is a Python keyword, so it is imported with
-``importlib.import_module("spiders.parsers.lambda")``, as ``parser_for`` does.)
+(The package is named for the provider id; ``lambda`` is a Python keyword, so it is imported with
+``importlib.import_module("spiders.providers.lambda.parser")``, as ``parser_for`` does.)
 
 Layouts, chosen by what the page holds:
 

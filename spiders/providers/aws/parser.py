@@ -1,19 +1,19 @@
 """AWS EC2 GPU prices. The layout is chosen by what the body holds:
 
 - Price List bulk offer file, JSON (`"offerCode"`/`"products"`) or CSV (5 preamble rows):
-  on-demand and reserved rows, parsed as a stream (spiders/parsers/aws_offer.py);
+  on-demand and reserved rows, parsed as a stream (offer_file.py; the CSV form offer_csv.py);
 - the pricing page's feed (location -> "regions" -> "<family> <size> <location> Linux" ->
   {price, "Instance Type"}): on-demand rows, extra source "page";
 - the spot price feed (spot.json, or the legacy spot.js payload with its `callback(` wrapper):
   spot rows; "N/A*" and 0 mean no price;
-- a daily price series row (timestamp,instance,price_usd, imported by spiders/history_aws.py):
-  one on-demand row, extra derived=true, source "history".
+- a daily price series row (timestamp,instance,price_usd, imported by history.py beside this
+  module): one on-demand row, extra derived=true, source "history".
 
 The spot advisor file holds interruption bands, not prices: `wants()` is False for it and
 `interruption_bands()` reads it for `attach_interruption_bands()`.
 Index documents (region_index.json, the version index) hold no prices: `wants()` is False.
 
-GPU model and count come from spiders/aws_instances.csv, never from AWS's GPU wording.
+GPU model and count come from spiders/providers/aws/instances.csv, never from AWS's GPU wording.
 """
 
 from __future__ import annotations
@@ -28,14 +28,14 @@ from urllib.parse import unquote, urlsplit
 
 from spiders.parsers import ParseError
 from spiders.parsers._util import load_json, parse_price
-from spiders.parsers.aws_offer import (
+from spiders.providers.aws.offer_csv import parse_offer_csv
+from spiders.providers.aws.offer_file import (
     BILLING_INCREMENT_S,
     MIN_BILLING_S,
     iter_offer_file,
-    parse_offer_csv,
     parse_offer_json,
 )
-from spiders.parsers.aws_tables import (
+from spiders.providers.aws.tables import (
     LEGACY_SPOT_REGIONS,
     LOCATION_TO_REGION,
     canonical_memory_gb,
@@ -289,11 +289,11 @@ def postprocess(offers: list[Offer], captures: list) -> list[Offer]:
 def parse_history_row(body: bytes, meta: CaptureMeta) -> list[Offer]:
     """One row of a daily on-demand price series (header timestamp,instance,price_usd). The
     region is named in the capture URL's fragment: `#<instance>/<region>/<date>` (set by
-    spiders/history_aws.py)."""
+    spiders/providers/aws/history.py)."""
     text = body.decode("utf-8", errors="replace")
     if not text.endswith("\n"):
-        # spiders/history_aws.py ends every row with a newline: without it the body was cut
-        # and its last price may be short ("98.32" -> "98.").
+        # history.py (beside this module) ends every row with a newline: without it the body was
+        # cut and its last price may be short ("98.32" -> "98.").
         raise ParseError(meta.provider, meta.url, "price series row truncated (no final newline)")
     rows = list(csv.DictReader(io.StringIO(text)))
     fragment = unquote(urlsplit(meta.url).fragment)

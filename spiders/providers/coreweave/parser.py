@@ -127,19 +127,7 @@ def _parse_instances(tables: list[Any], meta: CaptureMeta) -> list[Offer]:
     for table in tables:
         headers = _headers(table)
         region = _region(table)
-        col = {
-            "count": _column(headers, "GPU COUNT"),
-            "vram": _column(headers, "VRAM"),
-            "vcpus": _column(headers, "VCPU"),
-            "ram": _column(headers, "SYSTEM RAM"),
-            "storage": _column(headers, "LOCAL STORAGE"),
-            "on_demand": _column(headers, "ON-DEMAND", "PRICE"),
-            "spot": _column(headers, "SPOT", "PRICE"),
-        }
-        if col["count"] is None or col["on_demand"] is None:
-            raise ParseError(PROVIDER, meta.url,
-                             f"GPU table in region {region!r} lacks GPU Count or On-Demand "
-                             f"Price columns (headers {headers})")
+        col = _instance_columns(headers, region, meta)
         for row in table.xpath(
             ".//div[contains(concat(' ', normalize-space(@class), ' '), ' table-row-v2 ')]"
         ):
@@ -150,53 +138,80 @@ def _parse_instances(tables: list[Any], meta: CaptureMeta) -> list[Offer]:
             if (slug, region) in seen:
                 continue  # the same instance listed again (general and Kubernetes lists)
             seen.add((slug, region))
-            grid = row.xpath(".//div[contains(concat(' ', normalize-space(@class), ' '),"
-                             " ' table-grid ')][1]")
-            cells = [el_text(c) for c in grid[0].xpath(
-                "./div[contains(concat(' ', normalize-space(@class), ' '), ' table-v2-cell ')]"
-            )] if grid else []
-            if len(cells) < len(headers):
-                raise ParseError(PROVIDER, meta.url,
-                                 f"row {slug!r} has {len(cells)} cells for {len(headers)} "
-                                 "headers")
-            wording = el_text(name_el[0])
-            count_text = cells[col["count"]]
-            m = _LEADING_INT.match(count_text)
-            if not m or int(m.group(1)) <= 0:
-                raise ParseError(PROVIDER, meta.url, f"row {slug!r}: GPU count {count_text!r}")
-            count = int(m.group(1))
-            vram = _num(cells[col["vram"]]) if col["vram"] is not None else None
-            base = {
-                "source": "page", "layout": "instances", "gpu_wording": wording,
-                "data_product": slug, "price_scope": "instance",
-            }
-            if count_text.strip() != str(count):
-                base["gpu_count_wording"] = count_text  # "4^1": footnote mark on the count
-            if col["storage"] is not None and cells[col["storage"]]:
-                base["local_storage_tb"] = _num(cells[col["storage"]])
-            for kind in ("on_demand", "spot"):
-                if col[kind] is None:
-                    continue
-                price = _price(cells[col[kind]])
-                if price is None:
-                    continue
-                extra = dict(base, price_wording=cells[col[kind]])
-                if kind == "spot":
-                    extra["provider_term"] = "Spot"
-                offers.append(make_offer(
-                    meta,
-                    sku=f"{slug}/{count}x",
-                    gpu_model=canonical_gpu(_SUFFIX.sub("", wording), vram),
-                    gpu_memory_gb=vram,
-                    gpu_count=count,
-                    price_per_hour=price,
-                    pricing_model=kind,
-                    region=region,
-                    vcpus=_num(cells[col["vcpus"]]) if col["vcpus"] is not None else None,
-                    ram_gb=_num(cells[col["ram"]]) if col["ram"] is not None else None,
-                    currency="USD",
-                    extra=extra,
-                ))
+            offers += _instance_offers(row, name_el[0], headers, col, region, meta)
+    return offers
+
+
+def _instance_columns(headers: list[str], region: str | None, meta: CaptureMeta
+                      ) -> dict[str, int | None]:
+    col = {
+        "count": _column(headers, "GPU COUNT"),
+        "vram": _column(headers, "VRAM"),
+        "vcpus": _column(headers, "VCPU"),
+        "ram": _column(headers, "SYSTEM RAM"),
+        "storage": _column(headers, "LOCAL STORAGE"),
+        "on_demand": _column(headers, "ON-DEMAND", "PRICE"),
+        "spot": _column(headers, "SPOT", "PRICE"),
+    }
+    if col["count"] is None or col["on_demand"] is None:
+        raise ParseError(PROVIDER, meta.url,
+                         f"GPU table in region {region!r} lacks GPU Count or On-Demand "
+                         f"Price columns (headers {headers})")
+    return col
+
+
+def _instance_offers(row: Any, name_el: Any, headers: list[str], col: dict[str, int | None],
+                     region: str | None, meta: CaptureMeta) -> list[Offer]:
+    """The on-demand and spot offers of one instance row."""
+    slug = name_el.get("data-product")
+    grid = row.xpath(".//div[contains(concat(' ', normalize-space(@class), ' '),"
+                     " ' table-grid ')][1]")
+    cells = [el_text(c) for c in grid[0].xpath(
+        "./div[contains(concat(' ', normalize-space(@class), ' '), ' table-v2-cell ')]"
+    )] if grid else []
+    if len(cells) < len(headers):
+        raise ParseError(PROVIDER, meta.url,
+                         f"row {slug!r} has {len(cells)} cells for {len(headers)} "
+                         "headers")
+    wording = el_text(name_el)
+    count_text = cells[col["count"]]
+    m = _LEADING_INT.match(count_text)
+    if not m or int(m.group(1)) <= 0:
+        raise ParseError(PROVIDER, meta.url, f"row {slug!r}: GPU count {count_text!r}")
+    count = int(m.group(1))
+    vram = _num(cells[col["vram"]]) if col["vram"] is not None else None
+    base = {
+        "source": "page", "layout": "instances", "gpu_wording": wording,
+        "data_product": slug, "price_scope": "instance",
+    }
+    if count_text.strip() != str(count):
+        base["gpu_count_wording"] = count_text  # "4^1": footnote mark on the count
+    if col["storage"] is not None and cells[col["storage"]]:
+        base["local_storage_tb"] = _num(cells[col["storage"]])
+    offers: list[Offer] = []
+    for kind in ("on_demand", "spot"):
+        if col[kind] is None:
+            continue
+        price = _price(cells[col[kind]])
+        if price is None:
+            continue
+        extra = dict(base, price_wording=cells[col[kind]])
+        if kind == "spot":
+            extra["provider_term"] = "Spot"
+        offers.append(make_offer(
+            meta,
+            sku=f"{slug}/{count}x",
+            gpu_model=canonical_gpu(_SUFFIX.sub("", wording), vram),
+            gpu_memory_gb=vram,
+            gpu_count=count,
+            price_per_hour=price,
+            pricing_model=kind,
+            region=region,
+            vcpus=_num(cells[col["vcpus"]]) if col["vcpus"] is not None else None,
+            ram_gb=_num(cells[col["ram"]]) if col["ram"] is not None else None,
+            currency="USD",
+            extra=extra,
+        ))
     return offers
 
 

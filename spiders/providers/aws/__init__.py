@@ -1,0 +1,23 @@
+"""AWS EC2: Price List offer files, the page and spot feeds, the spot advisor (docs/aws.md)."""
+
+from spiders.registry import Provider
+
+PROVIDER = Provider(
+    id="aws",
+    name="AWS",
+    kind="hyperscaler",
+    source="spiders.providers.aws.source",
+    parser="spiders.providers.aws.parser",
+    parser_helpers=("spiders.providers.aws.offer_file", "spiders.providers.aws.offer_stream",
+                    "spiders.providers.aws.offer_csv", "spiders.providers.aws.tables"),
+    history="spiders.providers.aws.history",
+    tables=("instances.csv",),  # instance type -> GPU model, count, memory
+    wayback_urls=(
+        # The EC2 pricing page is filled in by JavaScript from these feeds; the Bulk API offer
+        # files (hundreds of MB) are backfilled from AWS's own version index, not from Wayback.
+        "https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/USD/current/"
+        "ec2-ondemand-without-sec-sel/US%20East%20(N.%20Virginia)/Linux/index.json",
+        "https://website.spot.ec2.aws.a2z.com/spot.json",  # spot prices, current feed
+        "http://spot-price.s3.amazonaws.com/spot.js",  # legacy JSONP feed, frozen 2024-05-13
+    ),
+)

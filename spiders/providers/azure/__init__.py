@@ -1,0 +1,18 @@
+"""Azure: the Retail Prices API, N-series filter (docs/azure-gcp.md)."""
+
+from spiders.registry import Provider
+
+PROVIDER = Provider(
+    id="azure",
+    name="Azure",
+    kind="hyperscaler",
+    source="spiders.providers.azure.source",
+    parser="spiders.providers.azure.parser",
+    history="spiders.providers.azure.history",
+    tables=("skus.csv",),  # armSkuName -> GPU model, count, memory, vCPUs
+    wayback_urls=(
+        # The Retail Prices API is only useful filtered and paged; Wayback holds at most some
+        # unfiltered first pages. Listed for completeness: expect few or no GPU rows.
+        "https://prices.azure.com/api/retail/prices",
+    ),
+)

@@ -1,0 +1,109 @@
+"""The provider registry: one declaration per provider, read from `spiders/providers/<id>/`.
+
+Each provider is a package `spiders/providers/<id>/` whose `__init__.py` holds `PROVIDER`, a
+`Provider` below: what to fetch (`source.py`), how to read it (`parser.py` and its helpers), the
+reference tables it ships, its former pricing URLs for the Wayback backfill and the node sizes it
+sells. Everything that needs to know about a provider asks here (the crawler, the parse dispatch,
+the Wayback backfill, sizing through `node_shapes()`), so adding one is adding one package; the
+registry test (tests/test_registry.py) checks each has its source, parser, tests and real
+fixtures, and that the packages agree with `warehouse.contract.PROVIDERS`, which the warehouse
+keeps because it cannot import spiders.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
+
+from warehouse.contract import CaptureMeta, Offer
+
+Parser = Callable[[bytes, CaptureMeta], list[Offer]]
+
+# What a provider is, for readers of the report and for later provider kinds: a hyperscaler sells
+# GPUs among every other cloud product (many regions, reservations); a GPU cloud sells mainly GPUs.
+KINDS = ("hyperscaler", "gpu_cloud")
+PACKAGE = "spiders.providers"
+
+
+@dataclass(frozen=True)
+class NodeShapes:
+    """GPUs per node a provider sells when it quotes one GPU's price (sizing buys the smallest
+    node that holds a workload), with the public source of the sizes."""
+
+    sizes: tuple[int, ...]
+    source: str
+
+
+@dataclass(frozen=True)
+class Provider:
+    id: str  # as in warehouse.contract.PROVIDERS, the WARC file name and the lake partition
+    name: str  # as the provider writes it, for tables and the report
+    kind: str  # one of KINDS
+    source: str  # module of the fetch plan: start_requests(env) and optionally follow(capture)
+    parser: str  # module of parse(body, meta), and optionally wants(meta), postprocess(...)
+    parser_helpers: tuple[str, ...] = ()  # further modules the parser is split into
+    history: str | None = None  # module that turns a bundled dated series into captures
+    tables: tuple[str, ...] = ()  # reference CSVs in the package, each row with its source
+    wayback_urls: tuple[str, ...] = ()  # current and former public pricing URLs
+    node_shapes: NodeShapes | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+
+
+@cache
+def declarations() -> dict[str, Provider]:
+    """Every provider package's declaration, by id (sorted)."""
+    found: dict[str, Provider] = {}
+    package = importlib.import_module(PACKAGE)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if not info.ispkg:
+            continue
+        decl = importlib.import_module(f"{PACKAGE}.{info.name}").PROVIDER
+        if decl.id != info.name:
+            raise ValueError(f"{PACKAGE}.{info.name} declares id {decl.id!r}")
+        found[decl.id] = decl
+    return found
+
+
+def ids() -> tuple[str, ...]:
+    return tuple(declarations())
+
+
+def declaration(provider: str) -> Provider:
+    try:
+        return declarations()[provider]
+    except KeyError:
+        known = ", ".join(declarations())
+        raise KeyError(f"unknown provider {provider!r}; known: {known}") from None
+
+
+def source_for(provider: str) -> ModuleType:
+    """The provider's fetch-plan module (`start_requests`, optionally `follow`)."""
+    return importlib.import_module(declaration(provider).source)
+
+
+def parser_module(provider: str) -> ModuleType:
+    """The provider's parser module, for its optional `wants` and `postprocess` hooks."""
+    return importlib.import_module(declaration(provider).parser)
+
+
+def parser_for(provider: str) -> Parser:
+    return parser_module(provider).parse
+
+
+def wayback_urls(provider: str) -> list[str]:
+    """The provider's current and former public pricing URLs, for the Wayback backfill."""
+    return list(declaration(provider).wayback_urls)
+
+
+def node_shapes() -> dict[str, tuple[int, ...]]:
+    """Providers that quote one GPU's price but sell nodes of several GPUs: provider -> GPUs per
+    node, smallest first (the sources are in each declaration)."""
+    return {p.id: tuple(sorted(p.node_shapes.sizes))
+            for p in declarations().values() if p.node_shapes is not None}

@@ -1,0 +1,200 @@
+"""Offer identity (warehouse/identity.py): one definition for the gates, the warehouse and
+quarantine releases; the gates and the warehouse group real captures the same way."""
+
+import collections
+import dataclasses
+import datetime as dt
+import json
+
+import duckdb
+import pytest
+
+from flows import gates, pipeline
+from flows.config import Settings
+from spiders.archive import list_archives
+from spiders.importer import import_capture, parse_timestamp
+from tests.conftest import ROOT, manifest_rows
+from warehouse import db, identity
+from warehouse.contract import CaptureMeta, make_offer, offers_to_table
+
+DAY = dt.date(2026, 9, 29)
+META = CaptureMeta("gcp", "https://example.test/prices",
+                   dt.datetime.combine(DAY, dt.time(2), dt.UTC))
+
+EXTRAS = [
+    None,
+    {},
+    {"source": "api"},
+    {"source": "api", "provider_term": "Low Priority"},
+    {"source": "page", "tier": "On-demand"},
+    {"source": "page", "tier": "X", "provider_term": "X"},
+    {"source": "page", "provider_term": "X"},
+    {"source": "page", "price_kind": "from"},
+    {"source": "page", "gcp_model": "dws_flex_start"},
+    {"offer_key": "k", "source": ""},
+    {"source": None, "provider_term": "Spot"},
+    {"source": 1, "tier": True, "price_kind": 1.5},
+    {"source": ["a", 1], "provider_term": {"b": 2}},
+    {"source": dt.date(2026, 1, 2)},
+    {"gpu_wording": "not a key"},
+]
+
+
+def _row(extra) -> dict:
+    return {"provider": "gcp", "sku": "a3-highgpu-8g", "region": "us-central1",
+            "gpu_model": "H100-SXM-80GB", "gpu_count": 8.0, "pricing_model": "on_demand",
+            "commitment_months": None, "effective_from": None, "currency": "USD",
+            "extra": None if extra is None else json.dumps(extra, sort_keys=True, default=str)}
+
+
+def test_the_variant_sql_gives_the_python_variant():
+    con = duckdb.connect()
+    texts = [_row(e)["extra"] for e in EXTRAS]
+    sql = f"SELECT {identity.variant_sql('e')} FROM unnest(?) WITH ORDINALITY AS t(e, n)"  # noqa: S608
+    got = [r[0] for r in con.execute(f"{sql} ORDER BY n", [texts]).fetchall()]
+    assert got == [identity.of_row(_row(e)).variant for e in EXTRAS]
+    assert got[:4] == ["", "", "api", "api|Low Priority"]  # the texts stored before stay
+
+
+def test_one_variant_text_per_combination_of_keys():
+    idents = {identity.of_row(_row(e)) for e in EXTRAS}
+    assert len({i.variant for i in idents}) == len(idents)
+    # ... so a warehouse row (variant, no extra) gives back the identity.
+    for i in idents:
+        assert identity.of_row(dict(zip(identity.STORED, i.stored(), strict=True))) == i
+
+
+def test_an_offer_and_its_lake_row_have_one_identity():
+    for extra in EXTRAS[1:]:
+        o = make_offer(META, sku="a3-highgpu-8g", region="us-central1",
+                       gpu_model="H100-SXM-80GB", gpu_count=8, price_per_hour=88.49,
+                       pricing_model="on_demand", extra=extra)
+        (row,) = offers_to_table([o]).to_pylist()
+        assert identity.of_offer(o) == identity.of_row(row)
+
+
+def test_a_record_by_name_round_trips_through_json():
+    o = make_offer(META, sku="gpu-h100", region="eu-north1", gpu_model="H100-SXM-80GB",
+                   gpu_count=1, price_per_hour=4.5, pricing_model="on_demand",
+                   effective_from=dt.date(2026, 10, 1), extra={"source": "page", "tier": "t"})
+    ident = identity.of_offer(o)
+    rec = json.loads(json.dumps(identity.to_record(ident)))
+    assert rec["sku"] == "gpu-h100" and rec["effective_from"] == "2026-10-01"
+    assert rec["tier"] == "t" and rec["offer_key"] is None
+    assert identity.from_record(rec) == ident
+
+
+def test_records_positional_before_names_decode_in_their_old_order():
+    # What `quarantine release` wrote before identities were stored by name: the gates' tuple
+    # (no provider, no gpu_count), extra keys source, variant, price_kind, provider_term, tier.
+    old = ["ND96isr_H100_v5", "eastus", "H100-SXM-80GB", "spot", None, "2026-10-01", "USD",
+           "api", None, None, "Low Priority", None]
+    ident = identity.from_positional_v1(json.loads(json.dumps(old)), "azure")
+    assert ident == identity.from_record({
+        "provider": "azure", "sku": "ND96isr_H100_v5", "region": "eastus",
+        "gpu_model": "H100-SXM-80GB", "pricing_model": "spot",
+        "effective_from": "2026-10-01", "currency": "USD", "source": "api",
+        "provider_term": "Low Priority"})
+    assert ident.gpu_count is None and ident.effective_from == dt.date(2026, 10, 1)
+
+
+def test_released_reads_old_positional_and_new_named_records(tmp_path):
+    settings = Settings(data_dir=tmp_path / "data", archive_root=tmp_path / "snap").ensure()
+    o = make_offer(META, sku="a3-highgpu-8g", region="us-central1", gpu_model="H100-SXM-80GB",
+                   gpu_count=8, price_per_hour=88.49, pricing_model="on_demand",
+                   extra={"source": "page"})
+    new = dataclasses.replace(o, sku="a3-megagpu-8g", price_per_hour=93.4,
+                              price_per_gpu_hour=93.4 / 8)
+    path = pipeline.releases_path(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old_tuple = [o.sku, o.region, o.gpu_model, o.pricing_model, None, None, "USD", "page",
+                 None, None, None, None]
+    lines = [{"date": DAY.isoformat(), "provider": "gcp", "identity": old_tuple,
+              "price_per_hour": 88.49},
+             {"date": DAY.isoformat(), "provider": "gcp",
+              "identity": identity.to_record(identity.of_offer(new)), "price_per_hour": 93.4},
+             {"date": DAY.isoformat(), "provider": "aws", "identity": old_tuple,
+              "price_per_hour": 88.49}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + '{"cut short')
+    ref = gates.Reference(released=pipeline._released(settings, "gcp", DAY))
+    assert len(ref.released) == 2
+    assert gates.is_released(ref, identity.of_offer(o), 88.49)
+    assert gates.is_released(ref, identity.of_offer(new), 93.4)
+    assert not gates.is_released(ref, identity.of_offer(o), 93.4)
+
+
+@pytest.mark.parametrize("key", ["offer_key", "gcp_model", "tier", "price_kind"])
+def test_rows_told_apart_by_a_variant_key_are_two_offers_for_gates_and_warehouse(key):
+    rows = [make_offer(META, sku="a3-highgpu-8g", region="us-central1",
+                       gpu_model="H100-SXM-80GB", gpu_count=8, price_per_hour=p,
+                       pricing_model="on_demand", extra={"source": "page", **extra})
+            for p, extra in ((88.49, {}), (40.32, {key: "second"}))]
+    out = gates.run_gates(rows)
+    assert out.bad == [] and len(out.good) == 2
+    con = db.connect(":memory:")
+    db.init_schema(con)
+    db.load_partition(con, DAY, "gcp", offers_to_table(out.good))
+    assert con.execute("SELECT count(*) FROM offer_ids").fetchone()[0] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Real captures: the gates and the warehouse group offers the same way
+
+# Providers whose captures list one SKU several times, told apart by variant keys; and the
+# variants each must show, so the test keeps exercising them.
+PROVIDERS = ("azure", "lambda", "nebius", "runpod", "gcp")
+EXPECTED_VARIANTS = {
+    "azure": {"api", "api|Spot", "api|Low Priority"},
+    "lambda": {"page||On-demand"},
+    "nebius": {"page", "page|||from"},
+    "runpod": {"api", "page"},
+    "gcp": {"page", "page||||dws_flex_start", "page||||resource_cud", "page||||flexible_cud"},
+}
+
+
+@pytest.fixture(scope="module")
+def real_days(tmp_path_factory):
+    """Each provider-day of the bundled real captures, parsed as the nightly run parses it:
+    (day, provider, parsed offers). Runpod's API answer is also filed on the day of its pricing
+    page's JSON-LD capture, so that day holds API and page prices."""
+    root = tmp_path_factory.mktemp("real") / "snapshots"
+    for p in PROVIDERS:
+        for r in manifest_rows(p):
+            import_capture(root, ROOT / r["file"], p, r["url"], parse_timestamp(r["captured_at"]),
+                           method=r["method"], origin=r["origin"])
+    api = next(r for r in manifest_rows("runpod") if r["method"] == "POST")
+    page = next(r for r in manifest_rows("runpod") if "jsonld" in r["file"])
+    import_capture(root, ROOT / api["file"], "runpod", api["url"],
+                   parse_timestamp(page["captured_at"]) + dt.timedelta(minutes=5),
+                   method="POST", origin=api["origin"])
+    return [(d, p, pipeline.parse_archive(path, p).offers) for d, p, path in list_archives(root)]
+
+
+def test_gates_and_warehouse_group_real_captures_the_same_way(real_days):
+    con = db.connect(":memory:")
+    db.init_schema(con)
+    seen_variants: dict[str, set[str]] = collections.defaultdict(set)
+    for day, provider, offers in real_days:
+        out = gates.run_gates(offers)
+        checked = [o for o in offers if gates.schema_problem(o) is None and o.gpu_model]
+        # The gates' duplicate check holds back exactly the rows whose identity was already
+        # read off the same page ...
+        pairs = {(identity.of_offer(o), o.source_url) for o in checked}
+        dups = [o for o, r in out.bad if r.startswith("duplicate")]
+        assert len(dups) == len(checked) - len(pairs), (day, provider)
+        # ... and none of these real pages lists one identity twice.
+        assert dups == [], (day, provider)
+        db.load_partition(con, day, provider, offers_to_table(out.good))
+        ours = {identity.of_offer(o) for o in out.good}
+        stored = {identity.of_row(r) for r in db.query(
+            con, "SELECT * FROM offer_ids WHERE offer_no IN (SELECT offer_no FROM offer_points "
+            "WHERE snapshot_date = ? AND provider = ?)", [day, provider]).to_pylist()}
+        assert stored == ours, (day, provider)
+        assert {i.variant for i in ours} == {i.variant for i in stored}
+        seen_variants[provider] |= {i.variant for i in ours}
+    for provider, expected in EXPECTED_VARIANTS.items():
+        assert expected <= seen_variants[provider], provider
+    # Runpod's combined day keeps the API and the page price of one GPU apart.
+    both = con.execute("SELECT count(*) FROM (SELECT sku FROM offer_ids WHERE provider = "
+                       "'runpod' GROUP BY ALL HAVING count(DISTINCT variant) > 1)").fetchone()
+    assert both[0] > 0

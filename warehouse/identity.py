@@ -1,0 +1,178 @@
+"""What makes two offer rows "the same offer": the one definition the quality gates (duplicates,
+day-over-day moves), the warehouse store (offer_ids, the history views) and quarantine releases
+all use.
+
+An identity is the offer's identity COLUMNS (what a buyer would name: provider, SKU, region,
+GPU model and count, pricing model, term, the day an announced price takes effect, currency)
+plus the VARIANT_KEYS of its `extra`: words a provider prints beside one SKU's several prices,
+which make them different things to buy rather than one price that moved. Each key, and which
+providers' parsers set it:
+
+- `source`: where the price was read (`api`, `page`, `spot_feed`, `history`, `derived`; every
+  parser). Runpod's API and its pricing page, Azure's API and its history export, can list one
+  SKU at prices computed differently; each keeps its own history.
+- `provider_term`: the provider's word for the pricing model when ours is coarser (Azure "Spot"
+  vs the legacy "Low Priority", both `spot`; GCP, CoreWeave and AWS "Spot"; Lambda's term when
+  the page gives no length).
+- `tier`: Lambda's plan tier, printed beside per-GPU prices of one instance type.
+- `price_kind`: Nebius "from $X" prices (`from`): a lower bound, not the price of the row
+  without it.
+- `gcp_model`: GCP's purchase option when it shares our pricing model with another on one page
+  (DWS Flex-start beside on-demand, resource-based beside flexible CUDs). Before it was a key,
+  the gates held back the second of each pair as a duplicate of the first.
+- `offer_key`: no parser sets it today; it is the key a parser author sets when a provider lists
+  two rows the keys above do not tell apart (docs/warehouse.md).
+
+`extra.variant`, which the gates once read too, is not a key: no parser ever set it, and the
+warehouse column of that name is built from the keys above.
+
+The warehouse stores the keys joined into one text column, `variant`: each key's value in
+VARIANT_KEYS order (missing or empty = ''), joined by '|', trailing '|' removed. Given values
+without '|', that is one text per combination of keys, so grouping by `variant` groups exactly
+as grouping by the keys; `source` first and `provider_term` second keep the texts of the rows
+that have only those (`api`, `api|Low Priority`) as they were. variant_sql() is the same rule
+in SQL, for the store's staging query.
+
+Changing COLUMNS, VARIANT_KEYS or the rule changes the identity of stored offers: bump VERSION,
+and init_schema re-stores every identity of an existing warehouse (warehouse/schema.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from warehouse.contract import Offer
+
+# 1: variant = offer_key|source|provider_term, nulls skipped (before this module).
+# 2: VARIANT_KEYS below, positional.
+VERSION = 2
+
+COLUMNS = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
+           "commitment_months", "effective_from", "currency")
+VARIANT_KEYS = ("source", "provider_term", "tier", "price_kind", "gcp_model", "offer_key")
+
+# The warehouse's identity columns (offer_ids): the columns, then the keys as one text.
+STORED = (*COLUMNS, "variant")
+
+
+class Identity(NamedTuple):
+    """One offer identity: COLUMNS, then VARIANT_KEYS (as text, None when not set)."""
+
+    provider: str
+    sku: str
+    region: str | None
+    gpu_model: str | None
+    gpu_count: float | None
+    pricing_model: str
+    commitment_months: int | None
+    effective_from: dt.date | None
+    currency: str
+    source: str | None
+    provider_term: str | None
+    tier: str | None
+    price_kind: str | None
+    gcp_model: str | None
+    offer_key: str | None
+
+    @property
+    def variant(self) -> str:
+        """The variant keys as the warehouse stores them (see the module docstring)."""
+        return "|".join(getattr(self, k) or "" for k in VARIANT_KEYS).rstrip("|")
+
+    def stored(self) -> tuple:
+        """The identity as the warehouse's offer_ids columns (STORED)."""
+        return (*self[:len(COLUMNS)], self.variant)
+
+
+# One definition: the field list above must be COLUMNS then VARIANT_KEYS.
+assert Identity._fields == COLUMNS + VARIANT_KEYS
+
+
+def _text(value: Any) -> str | None:
+    """A variant key's value as text, as DuckDB's json_extract_string gives it."""
+    if isinstance(value, str):
+        return value or None
+    # As the contract writes extra (default=str), then as DuckDB prints a JSON value.
+    value = json.loads(json.dumps(value, default=str))
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+
+
+def _date(value: Any) -> dt.date | None:
+    if value is None or value == "" or isinstance(value, dt.date):
+        return value or None
+    return dt.date.fromisoformat(str(value))
+
+
+def _make(columns: Mapping[str, Any], extra: Mapping[str, Any]) -> Identity:
+    count = columns.get("gpu_count")
+    months = columns.get("commitment_months")
+    return Identity(
+        columns["provider"], columns["sku"], columns.get("region"), columns.get("gpu_model"),
+        None if count is None else float(count), columns["pricing_model"],
+        None if months is None else int(months), _date(columns.get("effective_from")),
+        columns["currency"], *(_text(extra.get(k)) for k in VARIANT_KEYS))
+
+
+def of_offer(o: Offer) -> Identity:
+    """The identity of a parsed offer."""
+    return _make({c: getattr(o, c) for c in COLUMNS},
+                 o.extra if isinstance(o.extra, dict) else {})
+
+
+def of_row(row: Mapping[str, Any]) -> Identity:
+    """The identity of a row dict: a lake or `offers` row (`extra` as JSON text or a dict), or
+    an offer_ids / history-view row (`variant` instead of `extra`)."""
+    if "extra" not in row and "variant" in row:
+        parts = (row["variant"] or "").split("|")
+        return _make(row, dict(zip(VARIANT_KEYS, parts, strict=False)))
+    extra = row.get("extra")
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            extra = {}
+    return _make(row, extra if isinstance(extra, dict) else {})
+
+
+def to_record(ident: Identity) -> dict[str, Any]:
+    """The identity as a JSON-ready object, by name (dates as ISO text)."""
+    rec = ident._asdict()
+    if ident.effective_from is not None:
+        rec["effective_from"] = ident.effective_from.isoformat()
+    return rec
+
+
+def from_record(rec: Mapping[str, Any]) -> Identity:
+    """The identity of a to_record object (names missing from it are None)."""
+    return _make({c: rec.get(c) for c in COLUMNS}, rec)
+
+
+# The order of the identities released before records were written by name: the gates' tuple
+# (sku, region, gpu_model, pricing_model, commitment_months, effective_from, currency, then
+# extra source, variant, price_kind, provider_term, tier). It had no provider (the record has
+# one beside it) and no gpu_count.
+_POSITIONAL_V1 = ("sku", "region", "gpu_model", "pricing_model", "commitment_months",
+                  "effective_from", "currency", "source", "variant", "price_kind",
+                  "provider_term", "tier")
+
+
+def from_positional_v1(values: Sequence[Any], provider: str) -> Identity:
+    """An identity stored by position by the first quarantine releases (lake/quarantine/
+    released.jsonl). gpu_count is None: those records do not have it."""
+    rec = dict(zip(_POSITIONAL_V1, values, strict=False))
+    return _make({**rec, "provider": provider, "gpu_count": None}, rec)
+
+
+def variant_sql(extra: str = "extra") -> str:
+    """SQL of the `variant` text of JSON column `extra` (our own identifier), by the rule of
+    Identity.variant. The keys are read by one json_extract_string call, written out once per
+    key: DuckDB evaluates the repeated call once per row (as fast as a subquery reading it)."""
+    paths = ", ".join(f"'$.{k}'" for k in VARIANT_KEYS)  # our constants, never data
+    values = f"json_extract_string({extra}, [{paths}])"
+    parts = ", ".join(f"coalesce({values}[{i}], '')" for i in range(1, len(VARIANT_KEYS) + 1))
+    return f"rtrim(concat_ws('|', {parts}), '|')"

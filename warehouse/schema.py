@@ -1,0 +1,146 @@
+"""The warehouse's schema: creating the tables and views, moving older warehouses into today's
+layout, and refreshing the reference data (`gpu_models`). init_schema is safe on every start."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from warehouse import gpus, identity
+from warehouse.connection import registered, transaction
+from warehouse.contract import OFFER_SCHEMA
+from warehouse.store import bulk_load, restore_all
+from warehouse.tables import DUCK_TYPES, STORE_TABLES, TABLES, create_src
+
+SQL_DIR = Path(__file__).parent / "sql"
+
+# Created in this order because later views read earlier ones (DuckDB binds a view when it is
+# created). Each entry is a file under sql/ without its .sql, named for the view or macro it
+# creates: staging/ holds the building blocks over the stored tables, marts/ the questions.
+# tests/test_views.py checks this list names every file in sql/.
+VIEWS = (
+    "staging/offers",
+    "staging/provider_snapshots",
+    "staging/offer_observations",
+    "staging/fx_rate_periods",
+    "staging/fx_rate_per_eur",
+    "staging/fx_factor",
+    "staging/offers_as_of",
+    "staging/provider_day_lowest",
+    "staging/provider_runs",
+    "staging/week_snapshot_pairs",
+    "marts/latest_offers",
+    "marts/offer_history",
+    "marts/price_changes",
+    "marts/cheapest_daily",
+    "marts/cheapest_now",
+    "marts/latest_snapshot",
+    "marts/fx_currencies",
+    "marts/fx_rates_freshness",
+    "marts/offers_priced_as_of",
+    "marts/gpu_prices_as_of",
+    "marts/gpu_provider_lowest",
+    "marts/gpu_weekly_lowest",
+    "marts/gpu_monthly_lowest",
+    "marts/price_changes_between",
+    "marts/offer_turnover",
+    "marts/announced_prices",
+    "marts/provider_health",
+)
+
+
+def table_type(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """'BASE TABLE', 'VIEW', … of the relation `name`, or None when there is none."""
+    rows = con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = ?",
+                       [name]).fetchall()
+    return rows[0][0] if rows else None
+
+
+def _migrate_offers_table(con: duckdb.DuckDBPyConnection) -> str | None:
+    """A warehouse from before the normalised store keeps its rows in a table `offers` (and
+    derived history tables of an older shape). Move the table aside (returned, to be loaded
+    into the new tables) and drop what can be derived again."""
+    if table_type(con, "offers") != "BASE TABLE":
+        return None
+    for view in reversed(VIEWS[1:]):
+        # Macros are left: DROP VIEW IF EXISTS passes over them, and CREATE OR REPLACE renews them.
+        con.execute(f"DROP VIEW IF EXISTS {Path(view).name}")  # our constant names
+    con.execute("ALTER TABLE offers RENAME TO _offers_before_store")
+    for table in STORE_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {table}")  # our constant names
+    return "_offers_before_store"
+
+
+def _migrated_rows(con: duckdb.DuckDBPyConnection, old: str) -> str:
+    """The old table's rows in the contract's columns (columns added to the contract after the
+    warehouse was created are null), as a temp table."""
+    have = {r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [old]
+    ).fetchall()}
+    cols = ", ".join(f.name if f.name in have else f"NULL::{DUCK_TYPES[f.type]} AS {f.name}"
+                     for f in OFFER_SCHEMA)
+    src = create_src(con)
+    con.execute(f"INSERT INTO {src} SELECT {cols} FROM {old}")  # noqa: S608 (our names)
+    return src
+
+
+def _migrate_fx_rates(con: duckdb.DuckDBPyConnection) -> None:
+    """Recreate fx_rates without the primary key of a warehouse created with one."""
+    if con.execute(
+        "SELECT count(*) FROM duckdb_constraints() "
+        "WHERE table_name = 'fx_rates' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchone()[0]:
+        con.execute("ALTER TABLE fx_rates RENAME TO _fx_rates_old")
+        con.execute(TABLES["fx_rates"])
+        con.execute("INSERT INTO fx_rates SELECT * FROM _fx_rates_old")
+        con.execute("DROP TABLE _fx_rates_old")
+
+
+def _follow_identity_version(con: duckdb.DuckDBPyConnection, restored: bool) -> None:
+    """Re-store every offer when the stored identities follow another definition than
+    identity.VERSION (a warehouse without the record follows the first), so that history is
+    not split between an offer's old and new identity; `restored`: the store was just filled
+    under the current definition. Needs the `offers` view."""
+    row = con.execute("SELECT max(value) FROM warehouse_meta WHERE key = 'identity_version'"
+                      ).fetchone()[0]
+    if row == str(identity.VERSION):
+        return
+    if not restored and con.execute("SELECT count(*) FROM offer_ids").fetchone()[0]:
+        restore_all(con)
+    con.execute("DELETE FROM warehouse_meta WHERE key = 'identity_version'")
+    con.execute("INSERT INTO warehouse_meta VALUES ('identity_version', ?)",
+                [str(identity.VERSION)])
+
+
+def _gpu_models_table() -> pa.Table:
+    # Through warehouse.gpus so the warehouse sees exactly the models the mapper knows.
+    rows = [dataclasses.asdict(m) for m in gpus.gpu_models().values()]
+    return pa.Table.from_pylist(rows)
+
+
+def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view from warehouse/sql/<view>.sql."""
+    for view in VIEWS:
+        con.execute((SQL_DIR / f"{view}.sql").read_text())
+
+
+def init_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the tables if missing, move a warehouse of an older layout or identity
+    definition into them, refresh gpu_models from gpus.csv and (re)create the views, in one
+    transaction. Safe to call on every start."""
+    # Registered outside the transaction: unregistering inside an aborted one would fail and
+    # hide the real error.
+    with registered(con, _gpu_models_table()) as name, transaction(con):
+        old = _migrate_offers_table(con)
+        for ddl in TABLES.values():
+            con.execute(ddl)
+        _migrate_fx_rates(con)
+        if old:
+            bulk_load(con, _migrated_rows(con, old))
+            con.execute(f"DROP TABLE {old}")  # noqa: S608 (our name)
+        con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
+        refresh_views(con)
+        _follow_identity_version(con, restored=bool(old))

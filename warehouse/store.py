@@ -1,0 +1,372 @@
+"""The offers store: loading offers partitions into the normalised tables (warehouse/tables.py)
+and rebuilding them whole.
+
+Offers are stored normalised, once: each row of an offers partition is one narrow row of
+`offer_points` (date, provider, offer number, price, previous observation, and numbers pointing
+at its detail and capture rows); the offer's identity (sku, region, GPU, pricing model, …) is one
+row of `offer_ids`, the columns that rarely change (vCPUs, RAM, billing rules, extra) one row of
+`offer_details`, and where it was read (capture time, URL, body hash) one row of
+`offer_captures`. The view `offers` joins them back into the contract's columns, in the
+contract's order and types. A year of nightly history (11.5 million rows) takes 88 MB this way,
+against 270 MB with a plain `offers` table beside the history tables (bench/warehouse_scale.py).
+
+Loads are idempotent per (snapshot_date, provider): the pair is deleted and inserted again in one
+transaction, so a rerun replaces and a failure half way leaves the warehouse as it was. The same
+transaction stores each observation's offer identity and its previous observation, and the
+provider-day's cheapest offer per GPU model (see _store_partition), so the history views and
+cheapest_daily read a few rows instead of aggregating or windowing over the whole year. Arrow
+tables go to DuckDB as relations (no Python loop over rows). Values only ever reach SQL as
+parameters.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from warehouse import identity, lake
+from warehouse.connection import run, transaction
+from warehouse.contract import ContractError, conform_table
+from warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
+
+_ID_COLS = ", ".join(IDENTITY)
+_ID_MATCH = " AND ".join(f"i.{c} IS NOT DISTINCT FROM n.{c}" for c in IDENTITY)
+_DETAIL_COLS = ", ".join(DETAILS)
+_DETAIL_MATCH = " AND ".join(f"d.{c} IS NOT DISTINCT FROM n.{c}" for c in DETAILS)
+_CAPTURE_COLS = ", ".join(CAPTURE)
+_CAPTURE_MATCH = " AND ".join(f"c.{c} = n.{c}" for c in ("snapshot_date", "provider")
+                              + CAPTURE)
+
+# Rows of an offers relation {src} with their identity's variant (built from the extra keys
+# that tell two rows of one sku apart, warehouse/identity.py) and the hash of their detail
+# columns. {src} is our own relation name, never data.
+_STAGE_SQL = f"""
+    CREATE OR REPLACE TEMP TABLE _in AS
+    SELECT *, {identity.variant_sql("extra")} AS variant,
+           hash({_DETAIL_COLS}) AS detail_hash
+    FROM {{src}}
+"""  # noqa: S608 (identifiers are our constants)
+
+# New identities get the next offer numbers, in GPU / provider / sku order so that one model's
+# offers sit together.
+_NEW_IDS_SQL = f"""
+    INSERT INTO offer_ids
+    SELECT (SELECT coalesce(max(offer_no), 0) FROM offer_ids)
+               + row_number() OVER (ORDER BY gpu_model, provider, sku, region, pricing_model,
+                                    gpu_count, commitment_months, effective_from, currency,
+                                    variant),
+           hash({_ID_COLS}), {_ID_COLS}, NULL, NULL
+    FROM (SELECT DISTINCT {_ID_COLS} FROM _in) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM offer_ids AS i WHERE {_ID_MATCH})
+"""  # noqa: S608 (identifiers are our constants)
+
+_NEW_DETAILS_SQL = f"""
+    INSERT INTO offer_details
+    SELECT (SELECT coalesce(max(detail_no), 0) FROM offer_details)
+               + row_number() OVER (ORDER BY detail_hash, {_DETAIL_COLS}),
+           detail_hash, {_DETAIL_COLS}
+    FROM (SELECT DISTINCT detail_hash, {_DETAIL_COLS} FROM _in) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM offer_details AS d
+                      WHERE d.detail_hash = n.detail_hash AND {_DETAIL_MATCH})
+"""  # noqa: S608 (identifiers are our constants)
+
+_NEW_CAPTURES_SQL = f"""
+    INSERT INTO offer_captures
+    SELECT (SELECT coalesce(max(capture_no), 0) FROM offer_captures)
+               + row_number() OVER (ORDER BY snapshot_date, provider, {_CAPTURE_COLS}),
+           snapshot_date, provider, {_CAPTURE_COLS}
+    FROM (SELECT DISTINCT snapshot_date, provider, {_CAPTURE_COLS} FROM _in)
+"""  # noqa: S608 (identifiers are our constants)
+
+# Each staged row with its numbers; dup_no counts repeats of one (offer, day, price).
+_ROWS_SQL = f"""
+    CREATE OR REPLACE TEMP TABLE _rows AS
+    SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
+           d.detail_no, c.capture_no, n.available,
+           row_number() OVER (
+               PARTITION BY i.offer_no, n.snapshot_date, n.price_per_hour
+               ORDER BY d.detail_no, c.capture_no, n.available) - 1 AS dup_no
+    FROM _in AS n
+    JOIN offer_ids AS i ON {_ID_MATCH}
+    JOIN offer_details AS d ON d.detail_hash = n.detail_hash AND {_DETAIL_MATCH}
+    JOIN offer_captures AS c ON {_CAPTURE_MATCH}
+"""  # noqa: S608 (identifiers are our constants)
+
+# The staged rows numbered: new identities, details and captures first, then _rows.
+_NUMBER_SQL = (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL)
+
+# The per provider-day minima of the rows in _rows (one day of one provider, or everything).
+_CHEAPEST_SQL = """
+    INSERT INTO provider_day_cheapest
+    SELECT snapshot_date, provider, gpu_model, pricing_model, currency, min_price, n_offers,
+           best.offer_no, best.price_per_hour, best.available
+    FROM (
+        SELECT r.snapshot_date, r.provider, r.gpu_model, i.pricing_model, i.currency,
+               min(r.price_per_hour / i.gpu_count) AS min_price,
+               count(*) AS n_offers,
+               arg_min({'offer_no': r.offer_no, 'price_per_hour': r.price_per_hour,
+                        'available': r.available},
+                       {'price': r.price_per_hour / i.gpu_count, 'sku': i.sku,
+                        'region': coalesce(i.region, ''), 'offer_no': r.offer_no}) AS best
+        FROM _rows AS r
+        JOIN offer_ids AS i ON i.offer_no = r.offer_no
+        WHERE i.effective_from IS NULL OR i.effective_from <= r.snapshot_date
+        GROUP BY ALL
+    )
+"""
+
+# _base for one provider-day load: the latest point before $d of each affected offer, read
+# from offer_points (a reload or a load in the middle of history) ...
+_BASE_SCAN_SQL = """
+    CREATE OR REPLACE TEMP TABLE _base AS
+    SELECT offer_no, m.d AS d, m.p AS p FROM (
+        SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+        FROM offer_points
+        WHERE provider = $p AND snapshot_date < $d
+          AND offer_no IN (SELECT offer_no FROM _aff)
+        GROUP BY offer_no
+    )
+"""
+# ... or, for the nightly append, each offer's stored last observation.
+_BASE_LAST_SQL = """
+    CREATE OR REPLACE TEMP TABLE _base AS
+    SELECT offer_no, last_date AS d, last_price_per_hour AS p
+    FROM offer_ids
+    WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date IS NOT NULL
+"""
+
+# Same-day duplicates (one identity at two prices) chain in price order; the first takes the
+# latest earlier point; repeats of one price point at their first. Rows sorted by model and
+# offer so each column compresses well.
+_POINTS_SQL = """
+    INSERT INTO offer_points
+    SELECT $d, $p, gpu_model, offer_no, price_per_hour,
+           CASE WHEN dup_no > 0 OR k > 1 THEN $d ELSE b.d END,
+           CASE WHEN dup_no > 0 THEN NULL
+                WHEN k > 1 THEN lag_p
+                WHEN b.p <> price_per_hour THEN b.p END,
+           dup_no, detail_no, capture_no, available
+    FROM (
+        SELECT *,
+               row_number() OVER w AS k,
+               lag(price_per_hour) OVER w AS lag_p
+        FROM _rows
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY price_per_hour)
+    ) AS n
+    LEFT JOIN _base AS b USING (offer_no)
+    ORDER BY gpu_model, offer_no, price_per_hour, dup_no
+"""
+
+# The next observation after $d of each affected offer now follows the latest point on or
+# before $d (one of today's, or the one before).
+_RELINK_NEXT_SQL = """
+    UPDATE offer_points AS o
+    SET prev_date = t.ud,
+        old_price_per_hour = CASE WHEN t.up <> o.price_per_hour THEN t.up END
+    FROM (
+        SELECT x.offer_no, x.m.d AS nd, x.m.p AS np, u.m.d AS ud, u.m.p AS up
+        FROM (
+            SELECT offer_no, min({'d': snapshot_date, 'p': price_per_hour}) AS m
+            FROM offer_points
+            WHERE provider = $p AND snapshot_date > $d
+              AND offer_no IN (SELECT offer_no FROM _aff)
+            GROUP BY offer_no
+        ) AS x
+        LEFT JOIN (
+            SELECT offer_no, max({'d': d, 'p': p}) AS m
+            FROM (SELECT offer_no, d, p FROM _base
+                  UNION ALL
+                  SELECT offer_no, $d, price_per_hour FROM _rows)
+            GROUP BY offer_no
+        ) AS u USING (offer_no)
+    ) AS t
+    WHERE o.provider = $p AND o.offer_no = t.offer_no AND o.snapshot_date = t.nd
+      AND o.price_per_hour = t.np AND o.dup_no = 0
+"""
+
+# last_* of the affected offers, recomputed from offer_points ...
+_LAST_SCAN_SQL = """
+    UPDATE offer_ids AS i
+    SET last_date = t.m.d, last_price_per_hour = t.m.p
+    FROM (
+        SELECT a.offer_no, l.m FROM _aff AS a LEFT JOIN (
+            SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+            FROM offer_points
+            WHERE provider = $p AND offer_no IN (SELECT offer_no FROM _aff)
+            GROUP BY offer_no
+        ) AS l USING (offer_no)
+    ) AS t
+    WHERE i.offer_no = t.offer_no
+"""
+# ... or, for the nightly append, today's points.
+_LAST_APPEND_SQL = """
+    UPDATE offer_ids AS i
+    SET last_date = $d, last_price_per_hour = t.p
+    FROM (SELECT offer_no, max(price_per_hour) AS p FROM _rows GROUP BY offer_no) AS t
+    WHERE i.offer_no = t.offer_no
+"""
+
+
+def as_date(value: dt.date | str) -> dt.date:
+    """A date given as a date or as ISO text."""
+    return value if isinstance(value, dt.date) else dt.date.fromisoformat(value)
+
+
+def _insert_offers(
+    con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, provider: str, table: pa.Table
+) -> int:
+    """Replace one (snapshot_date, provider) with `table`; the caller holds the transaction."""
+    table = conform_table(table)
+    if table.num_rows:
+        for name, expected in (("snapshot_date", snapshot_date), ("provider", provider)):
+            col = table.column(name)
+            wrong = pc.sum(pc.not_equal(col, pa.scalar(expected, type=col.type))).as_py() or 0
+            if wrong:
+                raise ContractError(
+                    f"{provider} {snapshot_date}: {wrong} rows carry another {name}"
+                )
+    # Into a temp table of the contract's DDL, positionally (conform_table put the columns in
+    # the frozen order): its NOT NULL constraints reject rows that break the contract.
+    con.from_arrow(table).insert_into(create_src(con))
+    _store_partition(con, snapshot_date, provider)
+    con.execute("DROP TABLE _src")
+    return table.num_rows
+
+
+def _store_partition(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str) -> None:
+    """Replace the stored rows of (day, provider) with the rows of temp table _src.
+
+    Affected offers are those observed on (day, provider) before or after the load. Their new
+    points on `day` take as previous observation the latest point before `day`; the first point
+    after `day` of each affected offer gets its previous observation recomputed (a reload or a
+    new snapshot in the middle of history). When no affected offer has a point on or after
+    `day` (the nightly append) the previous observation is each offer's stored last_*, and no
+    scan of offer_points is needed.
+    """
+    p = {"d": day, "p": provider}
+    _replace_rows(con, p)
+    general = run(con, """
+        SELECT count(*) FROM offer_ids
+        WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date >= $d
+    """, p).fetchall()[0][0] > 0
+    run(con, _BASE_SCAN_SQL if general else _BASE_LAST_SQL, p)
+    run(con, _POINTS_SQL, p)
+    if general:
+        run(con, _RELINK_NEXT_SQL, p)
+    run(con, _LAST_SCAN_SQL if general else _LAST_APPEND_SQL, p)
+    for tmp in ("_in", "_rows", "_aff", "_base"):
+        run(con, f"DROP TABLE {tmp}")
+
+
+def _replace_rows(con: duckdb.DuckDBPyConnection, p: dict) -> None:
+    """Delete what is stored of provider-day p (except the points' offers, kept in _aff), then
+    stage and number the rows of _src into _rows, with the provider-day's snapshot date and
+    cheapest offers; _aff gains today's offers."""
+    run(con, _STAGE_SQL.format(src="_src"))
+    run(con, """
+        CREATE OR REPLACE TEMP TABLE _aff AS
+        SELECT DISTINCT offer_no FROM offer_points WHERE snapshot_date = $d AND provider = $p
+    """, p)
+    for table in ("offer_points", "offer_captures", "snapshot_dates", "provider_day_cheapest"):
+        run(con, f"DELETE FROM {table} WHERE snapshot_date = $d AND provider = $p", p)  # noqa: S608
+    for sql in _NUMBER_SQL:
+        run(con, sql)
+    run(con, "INSERT INTO _aff SELECT DISTINCT offer_no FROM _rows "
+             "WHERE offer_no NOT IN (SELECT offer_no FROM _aff)")
+    run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _rows)", p)
+    run(con, _CHEAPEST_SQL)
+
+
+def rebuild_offer_points(con: duckdb.DuckDBPyConnection) -> None:
+    """Store every offer afresh from the `offers` view, in one transaction: identities, details
+    and captures are numbered anew and every previous observation is recomputed over the whole
+    history at once (the reference the tests compare load-by-load maintenance with)."""
+    with transaction(con):
+        restore_all(con)
+
+
+def restore_all(con: duckdb.DuckDBPyConnection) -> None:
+    """rebuild_offer_points inside the caller's transaction."""
+    src = create_src(con)
+    con.execute(f"INSERT INTO {src} SELECT * FROM offers")  # noqa: S608 (our name)
+    bulk_load(con, src)
+
+
+def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
+    """Replace everything stored with the offers rows of relation `src` (our own name)."""
+    for table in STORE_TABLES:
+        con.execute(f"DELETE FROM {table}")  # noqa: S608 (our table names)
+    run(con, _STAGE_SQL.format(src=src))
+    for sql in _NUMBER_SQL:
+        run(con, sql)
+    con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
+    con.execute(_CHEAPEST_SQL)
+    con.execute("""
+        INSERT INTO offer_points
+        SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour,
+               CASE WHEN dup_no > 0 THEN snapshot_date ELSE lag(snapshot_date) OVER w END,
+               CASE WHEN dup_no = 0 AND lag(price_per_hour) OVER w <> price_per_hour
+                    THEN lag(price_per_hour) OVER w END,
+               dup_no, detail_no, capture_no, available
+        FROM _rows
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_date, price_per_hour)
+        ORDER BY snapshot_date, provider, gpu_model, offer_no, price_per_hour, dup_no
+    """)
+    con.execute("""
+        UPDATE offer_ids AS i
+        SET last_date = t.m.d, last_price_per_hour = t.m.p
+        FROM (
+            SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+            FROM offer_points GROUP BY offer_no
+        ) AS t
+        WHERE i.offer_no = t.offer_no
+    """)
+    for tmp in ("_in", "_rows", src):
+        con.execute(f"DROP TABLE {tmp}")
+
+
+def load_partition(
+    con: duckdb.DuckDBPyConnection,
+    snapshot_date: dt.date | str,
+    provider: str,
+    table: pa.Table,
+) -> int:
+    """Replace the offers of one (snapshot_date, provider) with `table`, in one transaction.
+    Returns the number of rows loaded. On any error nothing changes and the error is raised."""
+    day = as_date(snapshot_date)
+    with transaction(con):
+        return _insert_offers(con, day, provider, table)
+
+
+def load_lake(
+    con: duckdb.DuckDBPyConnection,
+    lake_root: Path | str,
+    dates: Iterable[dt.date | str] | None = None,
+    providers: Iterable[str] | None = None,
+    *,
+    read: Callable[[Path], pa.Table] | None = None,
+) -> dict[tuple[dt.date, str], int]:
+    """Load the lake's offers partitions (all, or those of the given dates and providers) into
+    the warehouse in ONE transaction: either every selected partition is replaced or none is.
+    Partitions are read one at a time so memory holds one day of one provider. Returns rows
+    loaded per (snapshot_date, provider). `read` is for tests (defaults to lake.read_offers_file).
+    """
+    want_dates = None if dates is None else {as_date(d) for d in dates}
+    want_providers = None if providers is None else set(providers)
+    reader = read or lake.read_offers_file
+    selected = [
+        (day, prov, path)
+        for day, prov, path in lake.list_partitions(lake_root)
+        if (want_dates is None or day in want_dates)
+        and (want_providers is None or prov in want_providers)
+    ]
+    loaded: dict[tuple[dt.date, str], int] = {}
+    with transaction(con):
+        for day, prov, path in selected:
+            loaded[(day, prov)] = _insert_offers(con, day, prov, reader(path))
+    return loaded
