@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from flows import pipeline  # noqa: E402
 from flows.config import Settings  # noqa: E402
-from sizing.report import write_report  # noqa: E402
+from reports.render import write_report  # noqa: E402
 from sizing.workload import load_workloads  # noqa: E402
 from spiders import fx  # noqa: E402
 from spiders.archive import append_captures  # noqa: E402

@@ -261,7 +261,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
                         f"{exc}"))
             message = None
             if r.status == "failed":
-                row = con.execute("SELECT max(snapshot_date) FROM snapshot_dates "
+                row = con.execute("SELECT max(snapshot_date) FROM provider_snapshots "
                                   "WHERE provider = ?", [r.provider]).fetchall()
                 r.stale_since = row[0][0] if row else None
                 if r.stale_since is not None:

@@ -14,7 +14,7 @@ from flows import serve_cli
 from flows.config import settings_from
 from flows.report_job import make_report, refresh_fx
 from flows.warehouse_state import warehouse_problem
-from sizing.report import week_bounds
+from reports.weeks import week_bounds
 from sizing.workload import WorkloadError
 
 console = Console(width=None if os.isatty(1) else 160)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from flows.config import REPO_ROOT, Settings
 from flows.gpu_names import load_known_workloads
-from sizing.report import write_report
+from reports.render import write_report
 from spiders import fx
 from warehouse import db
 

@@ -118,24 +118,28 @@ def _data_dir(data_dir: Path | None) -> Path:
     return data_dir or Path(os.environ.get("GPUPRICES_HOME", "data"))
 
 
-def read_offers(db_path: Path, date: dt.date | None) -> tuple[dt.date, list[dict], dict]:
-    """Offers of one snapshot date (default: the latest) and the FX rates in force then."""
+def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD"
+                ) -> tuple[dt.date, list[dict], float | None]:
+    """What one could rent on `date` (default: the newest snapshot date), priced in `currency`
+    by the warehouse: each provider's latest snapshot on or before the day, as in cheapest_now
+    and the weekly report (offers_priced_as_of), and the USD -> currency factor of that day for
+    the cost constants (fx_factor; None without a rate)."""
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         if date is None:
-            row = con.execute("SELECT max(snapshot_date) FROM snapshot_dates").fetchone()
+            row = con.execute("SELECT snapshot_date FROM latest_snapshot").fetchone()
             if not row or row[0] is None:
                 raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
             date = row[0]
-        df = con.execute(
-            "SELECT * FROM offers WHERE snapshot_date = ? "
-            "AND (effective_from IS NULL OR effective_from <= ?)", [date, date]).df()
-        fx_rows = con.execute(
-            "SELECT currency, arg_max(rate_per_eur, date) FROM fx_rates WHERE date <= ? "
-            "GROUP BY currency", [date]).fetchall()
+        # In a fixed order, so that equal costs always come out the same way round.
+        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?) ORDER BY ALL",
+                          [date, currency])
+        names = [d[0] for d in cur.description]
+        offers = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+        usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, date]).fetchone()[0]
     finally:
         con.close()
-    return date, df.to_dict("records"), {c: float(r) for c, r in fx_rows}
+    return date, offers, usd
 
 
 def _money(x: float, cur: str) -> str:
@@ -144,14 +148,16 @@ def _money(x: float, cur: str) -> str:
 
 def rank(
     workload_file: WorkloadFile,
-    date: Annotated[str | None, typer.Option("--date", help="Snapshot date YYYY-MM-DD "
-                                                          "(default: latest)")] = None,
+    date: Annotated[str | None, typer.Option(
+        "--date", help="As of YYYY-MM-DD: each provider's latest snapshot on or before it "
+                       "(default: the newest snapshot date)")] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows per workload")] = 10,
     currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
-    """Rank every offer of a date (gpu model x GPUs per node x nodes) by cost per checkpoint."""
+    """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
+    model x GPUs per node x nodes) by cost per checkpoint."""
     currency = currency.upper()
     if currency not in ("USD", "EUR"):
         err.print(f"[red]error:[/red] currency must be USD or EUR, got {currency}")
@@ -170,25 +176,27 @@ def rank(
         err.print(f"[red]error:[/red] {escape(problem)}")
         raise typer.Exit(2)
     try:
-        day, offers, fx = read_offers(db, day)
+        day, offers, usd_factor = read_offers(db, day, currency)
     except (ValueError, duckdb.Error) as exc:
         err.print(f"[red]error:[/red] {db}: {exc}")
         raise typer.Exit(2) from None
     if not offers:
         err.print(f"[red]error:[/red] no offers on {day}")
         raise typer.Exit(2)
-    currencies = {str(o.get("currency")) for o in offers} | {"USD"}
-    missing = sorted(c for c in currencies if c != currency and c != "EUR" and c not in fx)
-    if currency != "USD" and "USD" not in fx:
-        missing = sorted(set(missing) | {"USD"})
-    ranked = rank_offers(workloads, offers, currency=currency, fx=fx, top=top)
+    missing = {str(o["price_currency"]) for o in offers if o["price_per_hour"] is None}
+    if usd_factor is None:
+        missing.add("USD")
+    missing = sorted(missing)
+    ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
+                         top=top)
     if as_json:
         typer.echo(json.dumps({
             "date": str(day), "currency": currency, "fx_missing": missing,
             "workloads": {name: [_jsonable(r.as_dict()) for r in rows]
                           for name, rows in ranked.items()}}, indent=2, default=str))
         return
-    console.print(f"offers of {day}: {len(offers)}; currency {currency}")
+    console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
+                  f"currency {currency}")
     if missing:
         console.print(f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: "
                       f"offers priced in them cannot be shown in {currency}[/yellow]")

@@ -1,10 +1,14 @@
 """Rank every priced configuration (gpu model x GPUs per node x nodes) for each workload by
 cost per checkpoint, with the reason for each verdict.
 
-Input offers are contract rows (a pandas DataFrame or a list of dicts with at least gpu_model,
-gpu_count, price_per_hour, currency, pricing_model; optional provider, sku, region,
-billing_increment_s, min_billing_s, interconnect, extra). No DuckDB here: the CLI reads the
-warehouse and hands the rows over.
+Input offers are contract rows already priced in the ranking currency by the warehouse
+(warehouse/sql/marts/offers_priced_as_of.sql: a pandas DataFrame or a list of dicts with at least
+gpu_model, gpu_count, price_per_hour, pricing_model; optional currency, provider, sku, region,
+billing_increment_s, min_billing_s, interconnect, extra, firm_price, price_caveat,
+price_currency, fx). A row whose price could not be converted has price_per_hour None. The one
+USD -> currency factor for the USD-denominated cost constants comes from the warehouse's
+conversion too (fx_factor). No DuckDB here: the callers read the warehouse and hand the rows
+over.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from pathlib import Path
@@ -43,13 +48,20 @@ def node_shapes() -> dict[str, tuple[int, ...]]:
                 for r in csv.DictReader(fh)}
 
 
+def _shapes(given: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
+    """Node shapes per provider, smallest first: the given ones, else sizing/node_shapes.csv."""
+    if given is None:
+        return node_shapes()
+    return {p: tuple(sorted(int(x) for x in s)) for p, s in given.items()}
+
+
 def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: float,
               cache_: _Cache) -> int:
     """GPUs per node to buy from this offer. An instance with a fixed GPU count is bought as it
     is. A per-GPU price from a provider that sells multi-GPU nodes is bought as the smallest
     node that holds the workload's GPUs (or, when it fixes none, on which it fits), so that an
     8-GPU job is one NVLink node, not eight single-GPU pods over Ethernet."""
-    shapes = node_shapes().get(provider) if count == 1 else None
+    shapes = cache_.node_shapes.get(provider) if count == 1 else None
     if not shapes:
         return count
     key = (wi, gpu, provider)
@@ -126,22 +138,18 @@ def _int_or_none(value: Any) -> int | None:
         return None
 
 
-def fx_factor(fx: dict[str, float] | None, from_cur: str, to_cur: str) -> float | None:
-    """Multiply an amount in `from_cur` by this to get `to_cur`; fx maps currency ->
-    units per EUR (fx_rates.rate_per_eur). None when a rate is missing."""
-    if from_cur == to_cur:
-        return 1.0
-    rates = dict(fx or {})
-    rates.setdefault("EUR", 1.0)
-    if from_cur not in rates or to_cur not in rates:
+def _price(value: Any) -> float | None:
+    """The row's price in the ranking currency; None when the warehouse could not convert it."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return rates[to_cur] / rates[from_cur]
+    return float(value)
 
 
 class _Cache:
     """Memory and throughput depend on (workload, gpu, layout), not on the offer's price."""
 
-    def __init__(self) -> None:
+    def __init__(self, shapes: dict[str, tuple[int, ...]]) -> None:
+        self.node_shapes = shapes
         self.mem: dict[tuple, MemoryEstimate] = {}
         self.tput: dict[tuple, Throughput] = {}
         self.plans: dict[tuple, RunPlan] = {}
@@ -190,29 +198,32 @@ def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
 
 
 def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
-         fx: dict[str, float] | None = None, top: int | None = None) -> dict[str, list[RankRow]]:
+         usd_to_currency: float | None = None, top: int | None = None,
+         node_shapes: Mapping[str, Sequence[int]] | None = None) -> dict[str, list[RankRow]]:
     """{workload name: rows sorted best first}. Fitting offers come first, by cost per
     checkpoint; then the ones that do not fit or cannot be priced, with why.
+
+    `offers` are priced in `currency`; `usd_to_currency` turns the USD cost constants into it
+    (1 for USD; None when there is no rate: nothing can be priced). `node_shapes` maps a provider
+    that quotes one GPU's price to the GPUs per node it sells (default sizing/node_shapes.csv).
 
     Two passes for speed: every offer gets its cost per checkpoint from cached memory,
     throughput and run plan (a few multiplications); only the `top` rows are then built in
     full, with every input and the reason."""
     records = _records(offers)
     known = gpu_models()
-    usd_factor = fx_factor(fx, "USD", currency)
-    cache = _Cache()
-    conv_cache: dict[str, float | None] = {}
+    usd_factor = 1.0 if currency == "USD" else usd_to_currency
+    cache = _Cache(_shapes(node_shapes))
     band_cache: dict[str, float] = {}
     out: dict[str, list[RankRow]] = {}
     for wi, w in enumerate(workloads):
         keyed = []
         for idx, o in enumerate(records):
-            key = _quick_key(wi, w, o, known, currency, fx, usd_factor, cache, conv_cache,
-                             band_cache)
+            key = _quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache)
             keyed.append((key, idx))
         keyed.sort()
         chosen = keyed[:top] if top else keyed
-        rows = [_rank_one(wi, w, records[idx], known, currency, fx, usd_factor, cache)
+        rows = [_rank_one(wi, w, records[idx], known, currency, usd_factor, cache)
                 for _, idx in chosen]
         rows.sort(key=_sort_key)
         out[w.name] = rows
@@ -225,8 +236,7 @@ def _sort_key(r: RankRow) -> tuple:
 
 
 def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
-               fx: dict[str, float] | None, usd_factor: float | None, cache: _Cache,
-               conv_cache: dict[str, float | None], band_cache: dict[str, float]) -> tuple:
+               usd_factor: float | None, cache: _Cache, band_cache: dict[str, float]) -> tuple:
     """The sort key of `_sort_key` without building the row (same formulas)."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
@@ -240,11 +250,8 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
         nodes, mem = _layout(wi, w, gpu, per_node, known[gpu].memory_gb, cache)
         lay = cache.layouts[lkey] = (nodes, bool(mem.fits), -round(mem.headroom_gb, 2))
     nodes, fits, headroom = lay
-    cur = str(o.get("currency") or "USD")
-    if cur not in conv_cache:
-        conv_cache[cur] = fx_factor(fx, cur, currency)
-    conv = conv_cache[cur]
-    if not fits or conv is None or usd_factor is None:
+    price = _price(o.get("price_per_hour"))
+    if not fits or price is None or _other_currency(o, currency) or usd_factor is None:
         return (True, math.inf, headroom)
     ic = o.get("interconnect")
     ic = ic if isinstance(ic, str) and nodes > 1 else None
@@ -262,7 +269,7 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
         if band not in band_cache:
             band_cache[band] = preemptions_per_hour(band)
         lam = band_cache[band]
-    rate = float(o.get("price_per_hour") or 0) * per_node / count * conv * nodes
+    rate = price * per_node / count * nodes
     return (_suspect(o), per_checkpoint(plan, rate, lam), headroom)
 
 
@@ -271,28 +278,28 @@ def _suspect(o: dict[str, Any]) -> bool:
 
 
 def _price_caveat(o: dict[str, Any]) -> str | None:
-    """Why a price is not a firm quote, or None: a parser flagged it as a likely placeholder
-    (Runpod's 0.5 communityPrice), or it is a lower bound ("from $X": Nebius' dynamic
-    preemptible prices). Either ranks after the firm prices."""
-    raw = o.get("extra")
-    if isinstance(raw, str) and "suspect_placeholder" not in raw and '"from"' not in raw:
+    """Why a price is not a firm quote, or None. Firm or not is the warehouse's verdict
+    (offers_as_of: firm_price, price_caveat); a row without it counts as firm."""
+    firm = o.get("firm_price")
+    if firm is None or (isinstance(firm, float) and math.isnan(firm)) or bool(firm):
         return None
-    extra = _extra(raw)
-    if extra.get("suspect_placeholder"):
-        return ("price flagged by the parser as a likely placeholder "
-                "(extra.suspect_placeholder): ranked after the firm prices")
-    if extra.get("price_kind") == "from":
-        return ("a 'from' price: the floor of a dynamic price, not a quote "
-                "(extra.price_kind=from): ranked after the firm prices")
-    return None
+    caveat = o.get("price_caveat")
+    return caveat if isinstance(caveat, str) and caveat else (
+        "price not firm (offers_as_of.firm_price): ranked after the firm prices")
+
+
+def _other_currency(o: dict[str, Any], currency: str) -> str | None:
+    """The row's currency when it is not the ranking currency (a row not converted)."""
+    cur = o.get("currency")
+    return cur if isinstance(cur, str) and cur and cur != currency else None
 
 
 def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
-              fx: dict[str, float] | None, usd_factor: float | None, cache: _Cache) -> RankRow:
+              usd_factor: float | None, cache: _Cache) -> RankRow:
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
-    price = float(o.get("price_per_hour") or 0)
-    cur = str(o.get("currency") or "USD")
+    converted = _price(o.get("price_per_hour"))
+    price = converted if converted is not None else math.nan
     base = dict(workload=w.name, provider=str(o.get("provider") or ""),
                 sku=str(o.get("sku") or ""), region=o.get("region"),
                 pricing_model=str(o.get("pricing_model") or ""), gpu_model=str(gpu or ""),
@@ -325,9 +332,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         return reject(f"does not fit: needs {mem.required_gb:.1f} GB per GPU "
                       f"({mem.per_gpu_gb:.1f} + {w.margin:.0%} margin), has "
                       f"{spec.memory_gb:g} GB on {n} GPU(s)", "no_fit", **common)
-    conv = fx_factor(fx, cur, currency)
-    if conv is None or usd_factor is None:
-        missing = cur if conv is None else "USD"
+    quoted = str(o.get("price_currency") or o.get("currency") or currency)
+    if converted is None or _other_currency(o, currency) or usd_factor is None:
+        missing = "USD" if converted is not None and usd_factor is None else quoted
         return reject(f"no FX rate for {missing} -> {currency} on that date", "no_fx", **common)
     ic = o.get("interconnect")
     tp = cache.throughput(wi, w, gpu, per_node, nodes, ic if isinstance(ic, str) else None)
@@ -336,7 +343,7 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                       **common)
     extra = _extra(o.get("extra"))
     cost = estimate_cost(
-        w, price_per_hour=price * conv, nodes=nodes, tokens_per_s=tp.tokens_per_s,
+        w, price_per_hour=price, nodes=nodes, tokens_per_s=tp.tokens_per_s,
         pricing_model=base["pricing_model"],
         billing_increment_s=_int_or_none(o.get("billing_increment_s")),
         min_billing_s=_int_or_none(o.get("min_billing_s")), extra=extra,
@@ -356,15 +363,15 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         reasons.append(f"spot risk: {band} ({src}) -> {cost.expected_preemptions:.2f} "
                        f"preemptions, +{cost.rework_hours:.2f} h rework")
     if per_node != int(count):
+        shapes = cache.node_shapes[base["provider"]]
         reasons.append(f"priced per GPU: a {per_node}-GPU node at {per_node} x {listed:g} "
-                       f"{cur}/h ({base['provider']} sells nodes of "
-                       f"{', '.join(map(str, node_shapes()[base['provider']]))} GPUs)")
-    if cur != currency:
-        reasons.append(f"{cur}->{currency} x{conv:.4f}")
+                       f"{currency}/h ({base['provider']} sells nodes of "
+                       f"{', '.join(map(str, shapes))} GPUs)")
     inputs = dict(cost.inputs)
     inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, flops_per_token=tp.flops_per_token,
                   scaling_efficiency=tp.scaling_efficiency, link=tp.link,
-                  price_currency=cur, fx_factor=conv, memory_breakdown_gb={
+                  price_currency=quoted, fx_factor=_price(o.get("fx")) or 1.0,
+                  memory_breakdown_gb={
                       k: round(v, 3) for k, v in mem.breakdown.items()})
     verdict = "ok"
     caveat = _price_caveat(o)
@@ -372,7 +379,7 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         verdict = "suspect_price"
         reasons.insert(0, caveat)
     return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
-                   hours=cost.wall_hours, price_per_hour=price * conv,
+                   hours=cost.wall_hours, price_per_hour=price,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,
                    cost_to_finish=cost.cost_to_finish, verdict=verdict,

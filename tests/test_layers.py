@@ -1,4 +1,4 @@
-"""DESIGN.md layers: nothing imports upward."""
+"""DESIGN.md layers: nothing imports upward; sizing is pure Python."""
 
 import ast
 from pathlib import Path
@@ -8,7 +8,8 @@ ALLOWED = {
     "warehouse": set(),
     "spiders": {"warehouse"},
     "sizing": {"warehouse"},
-    "flows": {"warehouse", "spiders", "sizing"},
+    "reports": {"warehouse", "sizing"},
+    "flows": {"warehouse", "spiders", "sizing", "reports"},
 }
 
 
@@ -31,4 +32,14 @@ def test_no_layer_imports_upward():
             bad = ours - allowed - {layer}
             if bad:
                 problems.append(f"{py.relative_to(ROOT)} imports {sorted(bad)}")
+    assert problems == []
+
+
+def test_sizing_needs_no_database_or_arrow():
+    """The sizing engine takes plain rows: the warehouse prices them, the callers read it."""
+    problems = []
+    for py in (ROOT / "sizing").rglob("*.py"):
+        bad = _imports(py) & {"duckdb", "pyarrow"}
+        if bad:
+            problems.append(f"{py.relative_to(ROOT)} imports {sorted(bad)}")
     assert problems == []

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from flows import pipeline
 from flows.config import Settings
 from flows.report_cli import make_report, refresh_fx, register
-from sizing import report
+from reports import build, render, weeks
 from sizing.workload import load_workloads
 from spiders.archive import append_captures
 from spiders.importer import import_capture, parse_timestamp
@@ -64,18 +64,18 @@ def con(settings):
 def rep(settings):
     c = db.connect(settings.db_path, read_only=True)
     try:
-        return report.build_report(c, None, "EUR", load_workloads(WORKLOADS),
+        return build.build_report(c, None, "EUR", load_workloads(WORKLOADS),
                                    now=dt.datetime(2026, 10, 5, 6, tzinfo=dt.UTC))
     finally:
         c.close()
 
 
 def test_weeks():
-    assert report.iso_week(dt.date(2026, 9, 29)) == "2026-W40"
-    assert report.week_bounds("2026-W40") == (dt.date(2026, 9, 28), dt.date(2026, 10, 4))
-    assert report.week_bounds("2026-w01") == (dt.date(2025, 12, 29), dt.date(2026, 1, 4))
+    assert weeks.iso_week(dt.date(2026, 9, 29)) == "2026-W40"
+    assert weeks.week_bounds("2026-W40") == (dt.date(2026, 9, 28), dt.date(2026, 10, 4))
+    assert weeks.week_bounds("2026-w01") == (dt.date(2025, 12, 29), dt.date(2026, 1, 4))
     with pytest.raises(ValueError, match="YYYY-Www"):
-        report.week_bounds("2026-40")
+        weeks.week_bounds("2026-40")
 
 
 def test_default_week_is_latest_with_data(rep):
@@ -98,7 +98,7 @@ def test_prices_now_converted_at_their_snapshot_rate(rep):
 
 
 def test_usd_report_uses_usd_prices_unchanged(con):
-    rep = report.build_report(con, "2026-W40", "USD", ())
+    rep = build.build_report(con, "2026-W40", "USD", ())
     h100 = next(r for r in rep.gpu_now.rows if r["gpu_model"] == "H100-SXM-80GB")
     assert h100["on_demand_lowest"] == pytest.approx(3.49)
 
@@ -145,7 +145,7 @@ def test_failures_this_week_are_counted(settings, tmp_path):
     db.record_run(c, run_id="20261001T020000-abc", provider="runpod", status="failed",
                   error="runpod: https://api.runpod.io/graphql: HTTP 503",
                   started_at=dt.datetime(2026, 10, 1, 2, tzinfo=dt.UTC))
-    rep = report.build_report(c, "2026-W40", "EUR", ())
+    rep = build.build_report(c, "2026-W40", "EUR", ())
     runpod = next(r for r in rep.health.rows if r["provider"] == "runpod")
     assert runpod["failures"] == 1 and runpod["state"] == "failing"
     assert "HTTP 503" in runpod["last_error"]
@@ -153,7 +153,7 @@ def test_failures_this_week_are_counted(settings, tmp_path):
 
 def test_changes_match_the_views(con):
     """GCP's 2026-07-30 snapshot (week 31) changed prices against 2026-01-22."""
-    rep = report.build_report(con, "2026-W31", "EUR", ())
+    rep = build.build_report(con, "2026-W31", "EUR", ())
     changes = rep.changes[0].rows
     expected = con.execute("SELECT count(*) FROM price_changes WHERE new_date BETWEEN "
                            "DATE '2026-07-27' AND DATE '2026-08-02'").fetchone()[0]
@@ -199,7 +199,7 @@ def test_provider_text_is_escaped(settings, tmp_path):
     c.execute(f"ATTACH '{settings.db_path}' AS src (READ_ONLY)")
     c.execute("INSERT INTO fx_rates SELECT * FROM src.fx_rates")
     _add_hostile_offer(c, dt.date(2026, 9, 29))
-    html = report.write_report(c, tmp_path, "2026-W40", "EUR", load_workloads(WORKLOADS))
+    html = render.write_report(c, tmp_path, "2026-W40", "EUR", load_workloads(WORKLOADS))
     text = html.read_text()
     assert "<script" not in text
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;|H100" in text
@@ -277,7 +277,7 @@ def test_no_data_is_a_clear_error(tmp_path):
     c = db.connect(":memory:")
     db.init_schema(c)
     with pytest.raises(ValueError, match="no offers"):
-        report.build_report(c)
+        build.build_report(c)
 
 
 def test_weekly_flow_under_prefect(settings, tmp_path):

@@ -118,6 +118,27 @@ def test_rank_eur_with_rates(tmp_path):
     assert top["price_per_hour"] == pytest.approx(1.50 / 1.16)
 
 
+def test_rank_keeps_a_provider_whose_last_crawl_failed(tmp_path):
+    """As cheapest_now does: a provider without a snapshot of the newest day still competes with
+    its latest one (offers_as_of), not only the providers read that day."""
+    data_dir = _warehouse(tmp_path, fx=False)
+    later = DAY + dt.timedelta(days=1)
+    meta = CaptureMeta(provider="lambda", url="https://example.invalid/lambda",
+                       captured_at=dt.datetime.combine(later, dt.time(3), tzinfo=dt.UTC))
+    offer = make_offer(meta, sku="gpu_1x_a10", gpu_model="A10-24GB", gpu_count=1,
+                       price_per_hour=0.75, pricing_model="on_demand")
+    con = db.connect(data_dir / "warehouse.duckdb")
+    db.load_partition(con, later, "lambda",
+                      pa.Table.from_pylist([offer.as_row()], schema=OFFER_SCHEMA))
+    con.close()
+    res = runner.invoke(app, ["rank", str(WORKLOADS), "--data-dir", str(data_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["date"] == str(later)
+    providers = {r["provider"] for rows in out["workloads"].values() for r in rows}
+    assert providers == {"runpod", "lambda"}
+
+
 def test_rank_errors(tmp_path):
     assert runner.invoke(app, ["rank", str(WORKLOADS), "--data-dir",
                                str(tmp_path)]).exit_code == 2  # no warehouse

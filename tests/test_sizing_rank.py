@@ -1,4 +1,5 @@
-"""Ranking with a small synthetic offer list (no DuckDB)."""
+"""Ranking with a small synthetic offer list (no DuckDB). Rows come priced in the ranking
+currency, with the warehouse's firm_price verdict, as offers_priced_as_of gives them."""
 
 import json
 import math
@@ -6,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from sizing.rank import fx_factor, rank
+from sizing.rank import rank
 from sizing.workload import workload_from_dict
 
 
@@ -30,7 +31,8 @@ OFFERS = [
     _offer("h100-spot", "H100-SXM-80GB", 1, 1.00, "spot",
            extra=json.dumps({"interruption_band": "<5%"})),
     _offer("slice", "L4-24GB", 0.5, 0.2),
-    _offer("eur", "H100-SXM-80GB", 1, 1.80, cur="EUR"),
+    # The warehouse had no rate to convert this one: no price, and it says which currency.
+    _offer("eur", "H100-SXM-80GB", 1, None, price_currency="EUR"),
     _offer("mystery", "X1000", 1, 0.1),
 ]
 
@@ -62,16 +64,27 @@ def test_same_gpu_cost_scales_with_price():
     assert gpu_a / gpu_b == 1.5
 
 
-def test_fx_conversion_and_dataframe_input():
-    fx = {"USD": 1.10}  # 1 EUR = 1.10 USD
-    assert fx_factor(fx, "EUR", "USD") == 1.10
-    assert fx_factor(fx, "USD", "EUR") == 1 / 1.10
-    assert fx_factor({}, "USD", "EUR") is None
-    rows = {r.sku: r for r in rank([QLORA_70B], pd.DataFrame(OFFERS), fx=fx)["q70"]}
+def test_prices_come_converted_and_dataframe_input():
+    # 1 EUR = 1.10 USD: the warehouse priced a 1.80 EUR offer at 1.98 USD (fx_factor).
+    converted = _offer("eur", "H100-SXM-80GB", 1, 1.80 * 1.10, price_currency="EUR", fx=1.10)
+    offers = [o for o in OFFERS if o["sku"] != "eur"] + [converted]
+    rows = {r.sku: r for r in rank([QLORA_70B], pd.DataFrame(offers))["q70"]}
     assert rows["eur"].verdict == "ok"
     assert math.isclose(rows["eur"].price_per_hour, 1.80 * 1.10)
-    in_eur = {r.sku: r for r in rank([QLORA_70B], OFFERS, currency="EUR", fx=fx)["q70"]}
-    assert math.isclose(in_eur["eur"].price_per_hour, 1.80)
+    assert rows["eur"].inputs["price_currency"] == "EUR"
+    assert rows["eur"].inputs["fx_factor"] == 1.10
+    # Unconverted rows (None, NaN in a DataFrame) cannot be priced.
+    missing = {r.sku: r for r in rank([QLORA_70B], pd.DataFrame(OFFERS))["q70"]}["eur"]
+    assert missing.verdict == "no_fx" and "EUR -> USD" in missing.reason
+    # In EUR, the USD cost constants need the warehouse's USD -> EUR factor.
+    in_eur = [dict(o, currency="EUR") for o in offers]
+    ranked = {r.sku: r for r in rank([QLORA_70B], in_eur, "EUR", usd_to_currency=1 / 1.1)["q70"]}
+    assert ranked["h100"].verdict == "ok" and ranked["h100"].currency == "EUR"
+    no_usd = {r.sku: r for r in rank([QLORA_70B], in_eur, "EUR")["q70"]}
+    assert no_usd["h100"].verdict == "no_fx" and "USD -> EUR" in no_usd["h100"].reason
+    # A row still in another currency is never ranked as if it were converted.
+    raw = {r.sku: r for r in rank([QLORA_70B], OFFERS, "EUR", usd_to_currency=0.9)["q70"]}
+    assert raw["h100"].verdict == "no_fx"
 
 
 def test_nodes_added_until_sharded_workload_fits():
@@ -124,8 +137,8 @@ def test_top_k_is_the_head_of_the_full_ranking():
 
 
 def test_placeholder_prices_rank_after_trusted_offers():
-    offers = [_offer("placeholder", "H100-SXM-80GB", 1, 0.5,
-                     extra=json.dumps({"suspect_placeholder": True})),
+    offers = [_offer("placeholder", "H100-SXM-80GB", 1, 0.5, firm_price=False,
+                     price_caveat="price flagged by the parser as a likely placeholder"),
               _offer("real", "H100-SXM-80GB", 1, 2.5),
               _offer("l4", "L4-24GB", 1, 0.1)]
     rows = rank([QLORA_70B], offers)["q70"]
@@ -136,8 +149,8 @@ def test_placeholder_prices_rank_after_trusted_offers():
 
 def test_from_prices_rank_after_firm_prices():
     # Nebius' preemptible table prints "from $0.79": a floor of a dynamic price, not a quote.
-    offers = [_offer("floor", "H100-SXM-80GB", 1, 0.79,
-                     extra=json.dumps({"price_kind": "from"})),
+    offers = [_offer("floor", "H100-SXM-80GB", 1, 0.79, firm_price=False,
+                     price_caveat="a 'from' price: the floor of a dynamic price"),
               _offer("firm", "H100-SXM-80GB", 1, 2.5)]
     rows = rank([QLORA_70B], offers)["q70"]
     assert [r.sku for r in rows] == ["firm", "floor"]
@@ -168,3 +181,19 @@ def test_a_job_that_fits_one_gpu_buys_one_gpu_from_a_per_gpu_price():
     (row,) = rank([QLORA_70B], [_offer("H100 SXM/secure", "H100-SXM-80GB", 1, 2.69,
                                        provider="runpod")])["q70"]
     assert (row.gpus_per_node, row.nodes, row.price_per_hour) == (1, 1, 2.69)
+
+
+def test_node_shapes_can_be_given():
+    offer = _offer("H100 SXM/secure", "H100-SXM-80GB", 1, 2.69, provider="runpod")
+    (row,) = rank([FULL_8B_8GPU], [offer], node_shapes={"runpod": [4, 1]})["f8"]
+    assert (row.gpus_per_node, row.nodes) == (4, 2)
+    assert "sells nodes of 1, 4 GPUs" in row.reason
+    (alone,) = rank([FULL_8B_8GPU], [offer], node_shapes={})["f8"]
+    assert (alone.gpus_per_node, alone.nodes) == (1, 8)
+
+
+def test_a_row_without_firm_price_counts_as_firm_whatever_its_extra_says():
+    offer = _offer("h100", "H100-SXM-80GB", 1, 2.5,
+                   extra=json.dumps({"suspect_placeholder": True}))
+    (row,) = rank([QLORA_70B], [offer])["q70"]
+    assert row.verdict == "ok"

@@ -97,7 +97,23 @@ def _rows(con, sql, params=()):
 
 
 def test_every_sql_file_is_a_created_view():
-    assert sorted(p.stem for p in db.SQL_DIR.glob("*.sql")) == sorted(db.VIEWS)
+    files = [p.relative_to(db.SQL_DIR).with_suffix("").as_posix()
+             for p in db.SQL_DIR.rglob("*.sql")]
+    assert sorted(files) == sorted(db.VIEWS)
+    # Staging building blocks are created before the questions (marts) that read them.
+    folders = [v.split("/")[0] for v in db.VIEWS]
+    assert folders == sorted(folders, key=["staging", "marts"].index)
+
+
+def test_every_sql_file_says_its_question():
+    """Each file starts with a comment naming what it creates and the question it answers."""
+    for view in db.VIEWS:
+        name = view.split("/")[-1]
+        text = (db.SQL_DIR / f"{view}.sql").read_text()
+        first = text.splitlines()[0]
+        assert first.startswith(f"-- {name}"), view
+        assert f"CREATE OR REPLACE VIEW {name} AS" in text or (
+            f"CREATE OR REPLACE MACRO {name}(" in text), view
 
 
 def test_latest_offers_keeps_each_providers_last_good_day(con):
@@ -435,3 +451,56 @@ def test_existing_warehouse_of_the_old_layout_is_migrated(con):
     db.init_schema(con)
     assert _views(con) == expected
     assert con.execute("SELECT * FROM offers ORDER BY ALL").fetchall() == rows
+
+
+def test_fx_factor_is_the_rate_in_force_that_day_through_eur(con):
+    def f(a, b, day):
+        return con.execute("SELECT fx_factor(?, ?, ?::DATE)", [a, b, day]).fetchone()[0]
+
+    # D1 has no rate of its own: Friday's (D1 - 3) applies; D2 has its own.
+    assert f("USD", "EUR", D1) == pytest.approx(1 / 1.05)
+    assert f("USD", "EUR", D4) == pytest.approx(1 / 1.04)
+    assert f("EUR", "CNY", D1) == pytest.approx(7.8)
+    assert f("CNY", "USD", D2) == pytest.approx(1.04 / 7.6)
+    assert f("USD", "USD", D1 - dt.timedelta(days=999)) == 1.0
+    # Before the first rate, a price cannot be converted.
+    assert f("USD", "EUR", D1 - dt.timedelta(days=4)) is None
+
+
+def test_offers_as_of_takes_each_providers_latest_snapshot_on_or_before_the_day(con):
+    rows = _rows(con, "SELECT provider, snapshot_date, age_days FROM offers_as_of(?::DATE)",
+                 [D3])
+    got = {(r["provider"], r["snapshot_date"], r["age_days"]) for r in rows}
+    # D4 is after the day: everyone's D3 (aws' D1) counts, aged from the day asked about.
+    assert got == {("aws", D1, 2), ("lambda", D3, 0), ("nebius", D3, 0), ("runpod", D3, 0)}
+    # latest_offers is the same question as of today.
+    assert con.execute("SELECT count(*) FROM latest_offers").fetchone()[0] == con.execute(
+        "SELECT count(*) FROM offers_as_of(current_date)").fetchone()[0]
+
+
+def test_offers_priced_as_of_converts_at_each_snapshot_date(con):
+    rows = _rows(con, "SELECT provider, sku, price_per_hour, price_currency, currency, fx "
+                      "FROM offers_priced_as_of(?::DATE, 'EUR') ORDER BY provider, sku", [D4])
+    by = {(r["provider"], r["sku"]): r for r in rows}
+    # Lambda's last snapshot is D3: converted at D3's rate (D2's 1.04), not today's.
+    lam = by[("lambda", "gpu_8x_h100_sxm5")]
+    assert lam["price_per_hour"] == pytest.approx(23.92 / 1.04)
+    assert (lam["price_currency"], lam["currency"]) == ("USD", "EUR")
+    # The announced nebius price (effective after D4) is not offered yet.
+    assert [r["sku"] for r in rows if r["provider"] == "nebius"] == ["h100-1gpu", "l40s-1gpu"]
+
+
+def test_offer_turnover_compares_each_providers_last_snapshots_around_the_week(con):
+    # A "week" of D4 alone: runpod's and nebius' D4 list the identities of their D3; lambda and
+    # aws were not read in it.
+    assert _rows(con, "SELECT * FROM offer_turnover(?::DATE, ?::DATE)", [D4, D4]) == []
+    # D2 against D1: runpod's RTX 4090 was withdrawn, aws not read on D2.
+    rows = _rows(con, "SELECT change, provider, listed_on, sku FROM offer_turnover(?::DATE, "
+                      "?::DATE)", [D2, D2])
+    assert rows == [{"change": "disappeared", "provider": "runpod", "listed_on": D1,
+                     "sku": "RTX 4090"}]
+    back = _rows(con, "SELECT change, sku, price_per_hour FROM offer_turnover(?::DATE, ?::DATE)",
+                 [D3, D3])
+    # Nebius announced a price (its own identity); runpod's 4090 is back, at another price.
+    assert back == [{"change": "appeared", "sku": "h100-1gpu", "price_per_hour": 2.00},
+                    {"change": "appeared", "sku": "RTX 4090", "price_per_hour": 0.34}]

@@ -18,15 +18,37 @@ from warehouse.tables import DUCK_TYPES, STORE_TABLES, TABLES, create_src
 SQL_DIR = Path(__file__).parent / "sql"
 
 # Created in this order because later views read earlier ones (DuckDB binds a view when it is
-# created). tests/test_views.py checks this list names every file in sql/.
+# created). Each entry is a file under sql/ without its .sql, named for the view or macro it
+# creates: staging/ holds the building blocks over the stored tables, marts/ the questions.
+# tests/test_views.py checks this list names every file in sql/.
 VIEWS = (
-    "offers",
-    "offer_observations",
-    "latest_offers",
-    "offer_history",
-    "price_changes",
-    "cheapest_daily",
-    "cheapest_now",
+    "staging/offers",
+    "staging/provider_snapshots",
+    "staging/offer_observations",
+    "staging/fx_rate_periods",
+    "staging/fx_rate_per_eur",
+    "staging/fx_factor",
+    "staging/offers_as_of",
+    "staging/provider_day_lowest",
+    "staging/provider_runs",
+    "staging/week_snapshot_pairs",
+    "marts/latest_offers",
+    "marts/offer_history",
+    "marts/price_changes",
+    "marts/cheapest_daily",
+    "marts/cheapest_now",
+    "marts/latest_snapshot",
+    "marts/fx_currencies",
+    "marts/fx_rates_freshness",
+    "marts/offers_priced_as_of",
+    "marts/gpu_prices_as_of",
+    "marts/gpu_provider_lowest",
+    "marts/gpu_weekly_lowest",
+    "marts/gpu_monthly_lowest",
+    "marts/price_changes_between",
+    "marts/offer_turnover",
+    "marts/announced_prices",
+    "marts/provider_health",
 )
 
 
@@ -44,7 +66,8 @@ def _migrate_offers_table(con: duckdb.DuckDBPyConnection) -> str | None:
     if table_type(con, "offers") != "BASE TABLE":
         return None
     for view in reversed(VIEWS[1:]):
-        con.execute(f"DROP VIEW IF EXISTS {view}")  # our constant names
+        # Macros are left: DROP VIEW IF EXISTS passes over them, and CREATE OR REPLACE renews them.
+        con.execute(f"DROP VIEW IF EXISTS {Path(view).name}")  # our constant names
     con.execute("ALTER TABLE offers RENAME TO _offers_before_store")
     for table in STORE_TABLES:
         con.execute(f"DROP TABLE IF EXISTS {table}")  # our constant names

@@ -16,17 +16,7 @@
 -- identity at two prices (a parser or identity problem, see price_changes) the runs split
 -- there in (date, price) order.
 CREATE OR REPLACE VIEW offer_history AS
-WITH snapshots AS (
-    SELECT
-        provider,
-        snapshot_date,
-        row_number() OVER w AS snapshot_no,
-        lag(snapshot_date) OVER w AS prev_snapshot_date,
-        max(snapshot_date) OVER (PARTITION BY provider) AS latest_snapshot
-    FROM snapshot_dates
-    WINDOW w AS (PARTITION BY provider ORDER BY snapshot_date)
-),
-starts AS (
+WITH starts AS (
     SELECT
         p.provider,
         p.gpu_model,
@@ -38,7 +28,7 @@ starts AS (
             ORDER BY p.snapshot_date, p.price_per_hour
         ) AS next_start_prev
     FROM offer_points AS p
-    JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+    JOIN provider_snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
     WHERE p.prev_date IS NULL
        OR p.old_price_per_hour IS NOT NULL
        OR p.prev_date < s.prev_snapshot_date
@@ -68,7 +58,7 @@ SELECT
     r.valid_from,
     r.valid_to,
     t.snapshot_no - f.snapshot_no + 1 AS n_snapshots,
-    r.valid_to = t.latest_snapshot AS is_current
+    r.valid_to = t.latest_snapshot_date AS is_current
 FROM runs AS r
-JOIN snapshots AS f ON f.provider = r.provider AND f.snapshot_date = r.valid_from
-JOIN snapshots AS t ON t.provider = r.provider AND t.snapshot_date = r.valid_to
+JOIN provider_snapshots AS f ON f.provider = r.provider AND f.snapshot_date = r.valid_from
+JOIN provider_snapshots AS t ON t.provider = r.provider AND t.snapshot_date = r.valid_to

@@ -1,4 +1,4 @@
--- offers: every loaded snapshot, one row per parsed offer, in the contract's columns.
+-- offers: which offers did each loaded snapshot list, as the parsers wrote them?
 --
 -- The rows are stored normalised (see warehouse/db.py): offer_points holds one narrow row per
 -- offer per snapshot; identity, detail and capture columns are numbers into offer_ids,

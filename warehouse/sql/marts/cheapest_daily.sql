@@ -1,53 +1,44 @@
 -- cheapest_daily: what was the cheapest GPU-hour per GPU model and pricing model each day?
 --
 -- Per gpu_model x pricing_model x day (= snapshot_date): the offer with the lowest price per
--- GPU-hour in USD, with its provider, sku, region and its price in USD and EUR. Conversion uses
--- the latest fx_rates row on or before the day (ECB rates are EUR based: rate_per_eur units of
--- currency per euro); USD -> EUR needs a USD rate, other currencies go through EUR. Offers
+-- GPU-hour in USD, with its provider, sku, region and its price in USD and EUR, converted with
+-- fx_factor at the day (the ECB rate in force that day, through EUR). Offers
 -- whose effective_from is after the day (announced future prices) are not yet purchasable and
 -- are left out. An offer whose price cannot be converted to USD (no rate yet) takes no part in
 -- the ranking but is counted in n_without_usd; a group with only such offers still appears,
 -- with the winner columns null. Ties go to the first provider, sku, region alphabetically.
 --
 -- Built for a year of history: every load stores its provider-day's minimum per model, pricing
--- model and currency (warehouse/db.py, provider_day_cheapest), so this view ranks those minima
+-- model and currency (provider_day_lowest), so this view ranks those minima
 -- (arg_min on price, then provider, sku, region) instead of every offer: ~0.9 s over a year's
 -- 11.5M offer rows became a few hundredths. FX conversion and ranking happen on that small
 -- aggregate; within one currency the ranking does not depend on FX.
 CREATE OR REPLACE VIEW cheapest_daily AS
 WITH per_currency AS (
-    -- From the minima every load stores per provider-day (provider_day_cheapest, a few hundred
+    -- From the minima every load stores per provider-day (provider_day_lowest, a few hundred
     -- thousand rows for a year of eight providers): per day, model, pricing model and
     -- currency the lowest price per GPU-hour and the row that has it (ties: first provider,
     -- sku, region alphabetically).
     SELECT
         c.snapshot_date AS day, c.gpu_model, c.pricing_model, c.currency,
-        min(c.min_price_per_gpu_hour) AS min_price,
+        min(c.lowest_price_per_gpu_hour) AS min_price,
         sum(c.n_offers)::BIGINT AS n_offers,
         arg_min(
             {'offer_no': c.offer_no, 'price_per_hour': c.price_per_hour,
              'available': c.available},
-            {'price': c.min_price_per_gpu_hour, 'provider': c.provider, 'sku': i.sku,
+            {'price': c.lowest_price_per_gpu_hour, 'provider': c.provider, 'sku': i.sku,
              'region': coalesce(i.region, ''), 'offer_no': c.offer_no}
         ) AS best
-    FROM provider_day_cheapest AS c
+    FROM provider_day_lowest AS c
     JOIN offer_ids AS i ON i.offer_no = c.offer_no
     GROUP BY ALL
-),
-usd_rates AS (
-    SELECT date, rate_per_eur FROM fx_rates WHERE currency = 'USD'
 ),
 converted AS (
     SELECT
         c.*,
-        CASE WHEN c.currency = 'EUR' THEN 1.0 ELSE cur.rate_per_eur END AS currency_per_eur,
-        CASE
-            WHEN c.currency = 'USD' THEN 1.0
-            ELSE usd.rate_per_eur / currency_per_eur
-        END AS to_usd
+        fx_factor(c.currency, 'USD', c.day) AS to_usd,
+        fx_factor(c.currency, 'EUR', c.day) AS to_eur
     FROM per_currency AS c
-    ASOF LEFT JOIN fx_rates AS cur ON cur.currency = c.currency AND cur.date <= c.day
-    ASOF LEFT JOIN usd_rates AS usd ON usd.date <= c.day
 ),
 winner AS (
     SELECT
@@ -74,7 +65,7 @@ SELECT
     -- The winner's own price per GPU-hour: the group's minimum.
     cv.min_price AS price_per_gpu_hour,
     w.best_usd AS price_per_gpu_hour_usd,
-    cv.min_price / cv.currency_per_eur AS price_per_gpu_hour_eur,
+    cv.min_price * cv.to_eur AS price_per_gpu_hour_eur,
     cv.best.available AS available,
     w.n_offers,
     w.n_without_usd

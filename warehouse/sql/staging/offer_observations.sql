@@ -9,31 +9,22 @@
 -- snapshot_no numbers the provider's own snapshot dates (1 = its first), so a gap in an
 -- offer's snapshot_no means the provider was read that day and the offer was absent.
 --
--- Reads the tables every load maintains (warehouse/db.py: offer_ids, offer_points,
--- snapshot_dates) rather than deriving identities from the offer rows at query time; snapshot_no is
--- numbered here over the small snapshot_dates table, so loading a snapshot in the middle of
--- history renumbers nothing stored.
+-- Reads the tables every load maintains (warehouse/db.py: offer_ids, offer_points) rather than
+-- deriving identities from the offer rows at query time; snapshot_no comes from
+-- provider_snapshots.
 CREATE OR REPLACE VIEW offer_observations AS
-WITH snapshots AS (
-    SELECT
-        provider,
-        snapshot_date,
-        row_number() OVER (PARTITION BY provider ORDER BY snapshot_date) AS snapshot_no,
-        count(*) OVER (PARTITION BY provider) AS provider_snapshots
-    FROM snapshot_dates
-)
 SELECT
     i.offer_id,
     p.provider, i.sku, i.region, p.gpu_model, i.gpu_count, i.pricing_model,
     i.commitment_months, i.effective_from, i.currency, i.variant,
     p.snapshot_date,
     s.snapshot_no,
-    s.provider_snapshots,
+    s.n_snapshots AS provider_snapshots,
     p.price_per_hour,
     -- Not stored: derived as the contract does (make_offer), so equal to offers' value.
     p.price_per_hour / i.gpu_count AS price_per_gpu_hour
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
-JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+JOIN provider_snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
 -- A repeat of the same (offer, day, price) in one partition is one observation.
 WHERE p.dup_no = 0

@@ -10,16 +10,9 @@
 --
 -- Each load stores every observation's previous one (offer_points.prev_date, and
 -- old_price_per_hour when the price differs), so this view is a filter over offer_points: a
--- question about the last days reads only those days. Only the snapshot numbering (for
--- missed_snapshots) is computed here, over the small snapshot_dates table.
+-- question about the last days reads only those days. The snapshot numbering (for
+-- missed_snapshots) comes from provider_snapshots.
 CREATE OR REPLACE VIEW price_changes AS
-WITH snapshots AS (
-    SELECT
-        provider,
-        snapshot_date,
-        row_number() OVER (PARTITION BY provider ORDER BY snapshot_date) AS snapshot_no
-    FROM snapshot_dates
-)
 SELECT
     i.offer_id,
     p.provider, i.sku, i.region, p.gpu_model, i.gpu_count, i.pricing_model,
@@ -36,6 +29,6 @@ SELECT
     s.snapshot_no - o.snapshot_no - 1 AS missed_snapshots
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
-JOIN snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
-JOIN snapshots AS o ON o.provider = p.provider AND o.snapshot_date = p.prev_date
+JOIN provider_snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
+JOIN provider_snapshots AS o ON o.provider = p.provider AND o.snapshot_date = p.prev_date
 WHERE p.old_price_per_hour IS NOT NULL

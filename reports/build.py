@@ -1,0 +1,96 @@
+"""The Report of one ISO week, built from the warehouse's named views only.
+
+"Now" in a report is the end of its ISO week (Sunday): each provider's latest snapshot on or
+before that day (offers_as_of). Every price is converted to the report currency with the
+warehouse's fx_factor at its own snapshot date; a price that cannot be converted (no rate yet)
+is left out of the price tables and counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from reports import sections
+from reports.tables import Table, fmt
+from reports.weeks import iso_week, week_bounds
+from reports.workloads import rank_for_report, workload_sections
+from sizing.workload import Workload
+
+
+@dataclass
+class Report:
+    week: str
+    start: dt.date
+    end: dt.date
+    currency: str
+    generated_at: dt.datetime
+    workloads: list[dict[str, Any]] = field(default_factory=list)
+    gpu_now: Table | None = None
+    spread: Table | None = None
+    trend: Table | None = None
+    trend_ends: list[dt.date] = field(default_factory=list)
+    history: Table | None = None
+    changes: list[Table] = field(default_factory=list)
+    health: Table | None = None
+    notes: list[str] = field(default_factory=list)
+    headline: list[str] = field(default_factory=list)
+
+    def tables(self) -> list[Table]:
+        out = []
+        for w in self.workloads:
+            out += [w["top"], w["per_provider"], w["nofit"]]
+        out += [t for t in (self.gpu_now, self.spread, self.trend, self.history) if t]
+        out += self.changes
+        if self.health:
+            out.append(self.health)
+        return out
+
+
+def latest_week(con: duckdb.DuckDBPyConnection) -> str:
+    """The ISO week of the newest snapshot in the warehouse (latest_snapshot)."""
+    day = con.execute("SELECT snapshot_date FROM latest_snapshot").fetchone()[0]
+    if day is None:
+        raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
+    return iso_week(day)
+
+
+def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
+                 currency: str = "EUR", workloads: Sequence[Workload] = (),
+                 rank_fn: Callable[..., Any] | None = None,
+                 now: dt.datetime | None = None,
+                 node_shapes: Mapping[str, Sequence[int]] | None = None) -> Report:
+    """The report of `week` (default: the latest with data) in `currency`. `rank_fn` replaces
+    rank_for_report (same arguments); `node_shapes` goes to the sizing engine (default:
+    sizing/node_shapes.csv)."""
+    currency = currency.upper()
+    week = (week or latest_week(con)).upper()
+    start, end = week_bounds(week)
+    if not con.execute("SELECT count(*) FROM fx_currencies WHERE currency = ?",
+                       [currency]).fetchone()[0]:
+        raise ValueError(f"no ECB rates for {currency} in fx_rates: load them first "
+                         "(gpuprices report loads the archived ECB files)")
+    rep = Report(week=week, start=start, end=end, currency=currency,
+                 generated_at=now or dt.datetime.now(dt.UTC))
+    rep.workloads, notes = workload_sections(con, end, currency, workloads,
+                                             rank_fn or rank_for_report, node_shapes)
+    rep.notes += notes
+    rep.gpu_now, rep.spread = sections.gpu_now(con, end, currency)
+    rep.trend, rep.trend_ends = sections.trend(con, end, currency)
+    rep.history = sections.history(con, end, currency)
+    rep.changes = sections.changes(con, start, end, currency)
+    rep.health = sections.health(con, start, end)
+    for w in rep.workloads:
+        if w["top"].rows:
+            b = w["top"].rows[0]
+            rep.headline.append(
+                f"{w['name']}: {b['offer']} ({b['region'] or 'any region'}, "
+                f"{b['pricing_model']}, {b['layout']}) at "
+                f"{fmt(b['cost_per_checkpoint'], 'money')} {currency} per checkpoint")
+        else:
+            rep.headline.append(f"{w['name']}: no priced offer fits")
+    return rep

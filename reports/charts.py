@@ -1,0 +1,154 @@
+"""Charts as inline SVG, drawn by hand: no script, no external file, so the report is one
+self-contained page."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from reports.build import Report
+from reports.sections import TREND_WEEKS
+from reports.tables import fmt
+
+CHART_SERIES = 8  # lines per chart: more are unreadable
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+            "#17becf")
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        hi = lo + 1
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = min((s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw), default=mag * 10)
+    first = math.floor(lo / step) * step
+    ticks = []
+    t = first
+    while t <= hi + step * 1e-9:
+        if t >= lo - step * 1e-9:
+            ticks.append(round(t, 10))
+        t += step
+    return ticks
+
+
+def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_label: str,
+               x_range: tuple[dt.date, dt.date] | None = None, width: int = 900,
+               height: int = 320, log_y: bool = False) -> Markup:
+    """An inline SVG line chart (one polyline per series, a legend, date and price axes). One
+    function on purpose: every part drawn shares the margins, scales and px/py mapping."""
+    series = {k: sorted(v) for k, v in series.items() if v}
+    ml, mr, mt, mb = 70, 190, 30, 40
+    pw, ph = width - ml - mr, height - mt - mb
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+             f'<title>{escape(title)}</title>',
+             f'<text x="{ml}" y="18" class="ct">{escape(title)}</text>']
+    if not series:
+        parts.append(f'<text x="{ml + 10}" y="{mt + ph / 2}" class="empty">no data in this '
+                     f'period</text></svg>')
+        return Markup("".join(parts))
+    xs = [d for v in series.values() for d, _ in v]
+    ys = [y for v in series.values() for _, y in v if y > 0 or not log_y]
+    x0, x1 = x_range or (min(xs), max(xs))
+    if x1 <= x0:
+        x1 = x0 + dt.timedelta(days=1)
+    f = (math.log10 if log_y else (lambda v: v))
+    y0, y1 = f(min(ys)), f(max(ys))
+    if not log_y:
+        y0 = 0.0
+    if y1 <= y0:
+        y1 = y0 + 1
+    pad = (y1 - y0) * 0.05
+    y1 += pad
+    if log_y:
+        y0 -= pad
+
+    def px(d: dt.date) -> float:
+        return ml + pw * (d - x0).days / (x1 - x0).days
+
+    def py(v: float) -> float:
+        return mt + ph * (1 - (f(v) - y0) / (y1 - y0))
+
+    parts.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" class="pa"/>')
+    if log_y:
+        ticks = [10 ** e * m for e in range(math.floor(y0), math.ceil(y1) + 1)
+                 for m in (1, 2, 5) if y0 <= math.log10(10 ** e * m) <= y1]
+    else:
+        ticks = _nice_ticks(y0, y1)
+    for t in ticks:
+        y = py(t)
+        parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}" class="g"/>'
+                     f'<text x="{ml - 6}" y="{y + 4:.1f}" class="yl">{fmt(t, "money")}</text>')
+    span = (x1 - x0).days
+    if span <= 120:
+        step = 7 if span <= 100 else 14
+        d = x0
+        xt = []
+        while d <= x1:
+            xt.append(d)
+            d += dt.timedelta(days=step)
+        label = "%d %b"
+    else:
+        xt = []
+        d = dt.date(x0.year, x0.month, 1)
+        months = max(1, math.ceil(span / 30 / 10))
+        while d <= x1:
+            if d >= x0:
+                xt.append(d)
+            m = d.month - 1 + months
+            d = dt.date(d.year + m // 12, m % 12 + 1, 1)
+        label = "%b %Y"
+    for d in xt:
+        x = px(d)
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{mt}" y2="{mt + ph}" class="g"/>'
+                     f'<text x="{x:.1f}" y="{mt + ph + 16}" class="xl">'
+                     f'{d.strftime(label)}</text>')
+    parts.append(f'<text x="14" y="{mt + ph / 2}" class="yt" transform="rotate(-90 14 '
+                 f'{mt + ph / 2})">{escape(y_label)}</text>')
+    for i, (name, pts) in enumerate(series.items()):
+        color = _PALETTE[i % len(_PALETTE)]
+        coords = " ".join(f"{px(d):.1f},{py(v):.1f}" for d, v in pts if v > 0 or not log_y)
+        parts.append(f'<polyline points="{coords}" fill="none" stroke="{color}" '
+                     f'stroke-width="2"/>')
+        for d, v in pts:
+            parts.append(f'<circle cx="{px(d):.1f}" cy="{py(v):.1f}" r="2.5" fill="{color}">'
+                         f'<title>{escape(name)} {d}: {fmt(v, "money")}</title></circle>')
+        ly = mt + 14 + i * 18
+        parts.append(f'<rect x="{ml + pw + 12}" y="{ly - 9}" width="12" height="4" '
+                     f'fill="{color}"/><text x="{ml + pw + 30}" y="{ly - 3}" class="lg">'
+                     f'{escape(name)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _pick_series(rows: list[dict[str, Any]], x_key: str) -> dict[str, list[tuple[dt.date,
+                                                                                  float]]]:
+    """The CHART_SERIES GPU models seen most often (ties: cheaper first)."""
+    count: dict[str, int] = {}
+    for r in rows:
+        count[r["gpu_model"]] = count.get(r["gpu_model"], 0) + 1
+    keep = sorted(count, key=lambda g: (-count[g], g))[:CHART_SERIES]
+    out: dict[str, list[tuple[dt.date, float]]] = {g: [] for g in sorted(keep)}
+    for r in rows:
+        if r["gpu_model"] in out and r["lowest"] is not None:
+            out[r["gpu_model"]].append((r[x_key], float(r["lowest"])))
+    return out
+
+
+def charts(rep: Report) -> dict[str, Markup]:
+    out = {}
+    if rep.trend is not None:
+        x_range = (rep.trend_ends[0] - dt.timedelta(days=6), rep.trend_ends[-1])
+        out["trend"] = line_chart(
+            _pick_series(rep.trend.rows, "week_end"),
+            f"Lowest on-demand price per GPU-hour, {TREND_WEEKS} weeks to {rep.end}",
+            f"{rep.currency} per GPU-hour", x_range=x_range, log_y=True)
+    if rep.history is not None:
+        out["history"] = line_chart(
+            _pick_series(rep.history.rows, "month"),
+            "Lowest on-demand price per GPU-hour by month, all history",
+            f"{rep.currency} per GPU-hour", log_y=True)
+    return out

@@ -1,0 +1,53 @@
+"""The report's tables: columns with a display kind, rows as dicts, and how a value is shown."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    kind: str = "text"  # text | money | pct | int | num | date | ratio
+
+
+@dataclass
+class Table:
+    name: str  # CSV file stem
+    title: str
+    columns: list[Column]
+    rows: list[dict[str, Any]]
+    note: str = ""
+    total: int | None = None  # rows before a display limit
+
+    def shown(self, limit: int | None = None) -> list[dict[str, Any]]:
+        return self.rows if limit is None else self.rows[:limit]
+
+
+def fmt(value: Any, kind: str, currency: str = "") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    if kind == "money":
+        v = float(value)
+        return f"{v:,.4f}" if abs(v) < 10 else f"{v:,.2f}"
+    if kind == "pct":
+        return f"{float(value):+.1f}%"
+    if kind == "int":
+        return f"{int(value):,}"
+    if kind == "num":
+        return f"{float(value):,.1f}"
+    if kind == "ratio":
+        return f"×{float(value):.2f}"
+    return str(value)
+
+
+def view_rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """The rows of a query over the warehouse's views, as dicts."""
+    cur = con.execute(sql, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]

@@ -1,0 +1,150 @@
+"""The workload sections: the week's offers ranked by the sizing engine.
+
+The offers are the warehouse's (offers_priced_as_of: each provider's latest snapshot on or before
+the end of the week, priced in the report currency, with the firm-price verdict); the ranking is
+sizing.rank.rank's, called in one place (`rank_for_report`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from typing import Any
+
+import duckdb
+
+from reports.tables import Column, Table, view_rows
+from sizing.rank import rank as sizing_rank
+from sizing.workload import Workload
+
+TOP_OFFERS = 10
+
+RANK_COLS = [
+    Column("offer", "offer"), Column("cost_per_checkpoint", "per checkpoint", "money"),
+    Column("cost_first_checkpoint", "first checkpoint", "money"),
+    Column("cost_to_finish", "to finish", "money"),
+    Column("region", "region"), Column("n_regions", "regions", "int"),
+    Column("pricing_model", "pricing"), Column("layout", "GPUs"),
+    Column("per_gpu_gb", "GB/GPU", "num"), Column("hours", "hours", "num"),
+    Column("price_per_hour", "price/h per node", "money"), Column("reason", "why"),
+]
+NOFIT_COLS = [
+    Column("verdict", "verdict"), Column("gpu_model", "GPU"),
+    Column("gpus_per_node", "GPUs/node", "int"), Column("n_offers", "offers", "int"),
+    Column("providers", "providers"), Column("reason", "why (example)"),
+]
+
+
+def rank_for_report(workloads: Sequence[Workload], offers: list[dict[str, Any]], currency: str,
+                    usd_to_currency: float | None,
+                    node_shapes: Mapping[str, Sequence[int]] | None = None
+                    ) -> dict[str, list[dict[str, Any]]]:
+    """{workload: rows best first} with RankRow fields. The one place the report calls the
+    sizing engine: adapt here if sizing.rank's API changes."""
+    ranked = sizing_rank(list(workloads), offers, currency=currency,
+                         usd_to_currency=usd_to_currency, node_shapes=node_shapes)
+    # Shallow: dataclasses.asdict deep-copies every row's inputs, the slowest part of a report.
+    return {name: [{f.name: getattr(r, f.name) for f in fields(r)} for r in rows]
+            for name, rows in ranked.items()}
+
+
+def group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One representative (the cheapest) per purchasable configuration of a provider: regions
+    that sell the same SKU on the same terms rank identically except for price, so ranking the
+    cheapest of each group gives the same top offers at a fraction of the work."""
+    groups: dict[tuple, dict[str, Any]] = {}
+    for o in offers:
+        extra = o.get("extra") or ""
+        band = ""
+        if isinstance(extra, str) and "interruption_band" in extra:
+            band = extra  # per-region spot risk: keep regions apart
+        key = (o["provider"], o["sku"], o["gpu_model"], o["gpu_count"], o["pricing_model"],
+               o.get("commitment_months"), o.get("billing_increment_s"),
+               o.get("min_billing_s"), o.get("interconnect"), band)
+        g = groups.get(key)
+        if g is None:
+            groups[key] = g = dict(o, n_regions=0, regions=set())
+        g["n_regions"] += 1
+        if o.get("region"):
+            g["regions"].add(o["region"])
+        if o["price_per_hour"] < g["price_per_hour"]:
+            keep = (g["n_regions"], g["regions"])
+            g.update(o)
+            g["n_regions"], g["regions"] = keep
+    return list(groups.values())
+
+
+def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str,
+                      workloads: Sequence[Workload], rank_fn: Callable[..., Any],
+                      node_shapes: Mapping[str, Sequence[int]] | None = None
+                      ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Per workload its top offers, best offer per provider and what does not fit; and notes."""
+    # In a fixed order, so that equal costs always come out the same way round.
+    rows = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?) ORDER BY ALL", end,
+                     currency)
+    priced = [r for r in rows if r["price_per_hour"] is not None]
+    notes = []
+    if len(priced) < len(rows):
+        notes.append(f"{len(rows) - len(priced)} offers have no exchange rate to {currency} on "
+                     "their snapshot date and are not ranked.")
+    usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, end]).fetchone()[0]
+    reps = group_offers(priced)
+    ranked = rank_fn(workloads, reps, currency, usd, node_shapes) if reps and workloads else {}
+    lookup = {(r["provider"], r["sku"], r.get("region"), r["pricing_model"],
+               r["gpu_model"]): r for r in reps}
+    return [_section(w, ranked.get(w.name, []), lookup) for w in workloads], notes
+
+
+def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict[str, Any]]
+             ) -> dict[str, Any]:
+    ok, bad = [], []
+    for row in ranked:
+        rep = lookup.get((row["provider"], row["sku"], row.get("region"),
+                          row["pricing_model"], row["gpu_model"]), {})
+        row = dict(row, n_regions=rep.get("n_regions", 1),
+                   layout=f"{row['nodes']}×{row['gpus_per_node']} {row['gpu_model']}",
+                   offer=f"{row['provider']} {row['sku']}")
+        (ok if row["verdict"] == "ok" else bad).append(row)
+    best_per_provider: dict[str, dict[str, Any]] = {}
+    for row in ok:
+        best_per_provider.setdefault(row["provider"], row)
+    slug = _slug(w.name)
+    return dict(
+        name=w.name,
+        summary=(f"{w.arch.name}, {w.method}, {w.precision}, seq {w.seq_len}, "
+                 f"{w.tokens:,.0f} tokens, checkpoint every "
+                 f"{w.checkpoint_every_tokens:,.0f} tokens"),
+        top=Table(f"workload_{slug}_top", f"{w.name}: cheapest per checkpoint",
+                  RANK_COLS, ok[:TOP_OFFERS], total=len(ok)),
+        per_provider=Table(f"workload_{slug}_per_provider",
+                           f"{w.name}: best offer per provider", RANK_COLS,
+                           sorted(best_per_provider.values(),
+                                  key=lambda r: r["cost_per_checkpoint"])),
+        nofit=Table(f"workload_{slug}_no_fit",
+                    f"{w.name}: what does not fit or cannot be priced, and why",
+                    NOFIT_COLS, _why_not(bad)),
+        all_ok=ok,
+    )
+
+
+def _why_not(bad: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rejected rows grouped by verdict, GPU model and node size, with one example reason."""
+    why: dict[tuple, dict[str, Any]] = {}
+    for row in bad:
+        k = (row["verdict"], row["gpu_model"], row["gpus_per_node"])
+        if k not in why:
+            why[k] = dict(verdict=row["verdict"], gpu_model=row["gpu_model"],
+                          gpus_per_node=row["gpus_per_node"], n_offers=0,
+                          providers=set(), reason=row["reason"])
+        why[k]["n_offers"] += int(row.get("n_regions") or 1)
+        why[k]["providers"].add(row["provider"])
+    nofit = sorted(why.values(), key=lambda r: (r["verdict"], r["gpu_model"] or "",
+                                                r["gpus_per_node"]))
+    for r in nofit:
+        r["providers"] = ", ".join(sorted(r["providers"]))
+    return nofit
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)

@@ -1,0 +1,31 @@
+-- offer_turnover(week_start, week_end): which offers appeared and which disappeared during the
+-- week?
+--
+-- Per provider read both during the week and before it (week_snapshot_pairs): the offer
+-- identities (offer_observations) its last snapshot of the week lists and its last snapshot
+-- before the week did not (change = 'appeared', listed_on = the week's snapshot), and the other
+-- way round (change = 'disappeared', listed_on = the snapshot before the week), with their
+-- price in the offer currency on listed_on. One row per identity: the identity is what appeared
+-- or disappeared. Ordered by change, provider, sku, region, pricing model, price.
+CREATE OR REPLACE MACRO offer_turnover(week_start, week_end) AS TABLE
+WITH sides AS (
+    SELECT provider, 'appeared' AS change, new_date AS listed_on, old_date AS absent_on
+    FROM week_snapshot_pairs(week_start, week_end)
+    UNION ALL
+    SELECT provider, 'disappeared', old_date, new_date
+    FROM week_snapshot_pairs(week_start, week_end)
+)
+SELECT *
+FROM (
+    SELECT DISTINCT ON (s.change, s.provider, o.offer_id)
+        s.change, s.provider, s.listed_on, o.offer_id, o.sku, o.region, o.gpu_model,
+        o.pricing_model, o.price_per_hour, o.currency
+    FROM sides AS s
+    JOIN offer_observations AS o
+      ON o.provider = s.provider AND o.snapshot_date = s.listed_on
+    WHERE NOT EXISTS (
+        SELECT 1 FROM offer_observations AS a
+        WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.offer_id = o.offer_id
+    )
+)
+ORDER BY change, provider, sku, coalesce(region, ''), pricing_model, price_per_hour

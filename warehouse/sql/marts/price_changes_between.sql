@@ -1,0 +1,18 @@
+-- price_changes_between(first_day, last_day, to_currency): which prices changed between
+-- `first_day` and `last_day`, biggest change first?
+--
+-- The price_changes whose new price was first seen in those days, with the old and new price
+-- per GPU-hour in to_currency (fx_factor at the day of the new price), biggest relative change
+-- first (ties: provider, sku, region).
+CREATE OR REPLACE MACRO price_changes_between(first_day, last_day, to_currency) AS TABLE
+SELECT
+    provider, sku, region, gpu_model, pricing_model, currency AS offer_currency,
+    old_date, new_date, old_price_per_hour, new_price_per_hour, pct_change,
+    old_price_per_gpu_hour * fx AS old_gpu_hour,
+    new_price_per_gpu_hour * fx AS new_gpu_hour
+FROM (
+    SELECT *, fx_factor(currency, to_currency, new_date) AS fx
+    FROM price_changes
+    WHERE new_date BETWEEN first_day AND last_day
+)
+ORDER BY abs(pct_change) DESC, provider, sku, region

@@ -1,0 +1,28 @@
+-- provider_health(week_start, week_end): how healthy was each provider's data in the week?
+--
+-- Per provider that has a snapshot on or before week_end or a run recorded in the week: its last
+-- good snapshot on or before week_end and the rows it holds (offers_as_of), and the runs
+-- recorded for the week (provider_runs, by snapshot date or else run day), how many failed and
+-- the last failure's error.
+CREATE OR REPLACE MACRO provider_health(week_start, week_end) AS TABLE
+WITH snapshots AS (
+    SELECT provider, snapshot_date AS last_snapshot, count(*) AS rows
+    FROM offers_as_of(week_end)
+    GROUP BY ALL
+),
+week_runs AS (
+    SELECT
+        provider,
+        count(*) AS runs,
+        count(*) FILTER (WHERE failed) AS failures,
+        arg_max(coalesce(error, message), run_day) FILTER (WHERE failed) AS last_error
+    FROM provider_runs
+    WHERE coalesce(snapshot_date, run_day) BETWEEN week_start AND week_end
+    GROUP BY provider
+)
+SELECT
+    provider, s.last_snapshot, s.rows,
+    coalesce(r.runs, 0) AS runs, coalesce(r.failures, 0) AS failures, r.last_error
+FROM snapshots AS s
+FULL OUTER JOIN week_runs AS r USING (provider)
+ORDER BY provider
