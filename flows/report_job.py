@@ -9,7 +9,7 @@ from pathlib import Path
 from flows.config import REPO_ROOT, Settings
 from flows.gpu_names import load_known_workloads
 from reports.render import write_report
-from spiders import fx
+from spiders import fx, registry
 from warehouse import db
 
 DEFAULT_WORKLOADS = REPO_ROOT / "sizing" / "workloads.toml"
@@ -43,6 +43,6 @@ def make_report(settings: Settings, week: str | None = None, currency: str = "EU
     con = db.connect(settings.db_path, read_only=True)
     try:
         return write_report(con, settings.reports_dir, week=week, currency=currency,
-                            workloads=workloads)
+                            workloads=workloads, node_shapes=registry.node_shapes())
     finally:
         con.close()

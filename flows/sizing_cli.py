@@ -24,6 +24,7 @@ from flows.warehouse_state import warehouse_problem
 from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.throughput import estimate_throughput
+from spiders import registry
 from sizing.workload import Workload, WorkloadError
 from warehouse.gpus import gpu_models
 
@@ -188,7 +189,7 @@ def rank(
         missing.add("USD")
     missing = sorted(missing)
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
-                         top=top)
+                         top=top, node_shapes=registry.node_shapes())
     if as_json:
         typer.echo(json.dumps({
             "date": str(day), "currency": currency, "fx_missing": missing,

@@ -65,8 +65,8 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                  now: dt.datetime | None = None,
                  node_shapes: Mapping[str, Sequence[int]] | None = None) -> Report:
     """The report of `week` (default: the latest with data) in `currency`. `rank_fn` replaces
-    rank_for_report (same arguments); `node_shapes` goes to the sizing engine (default:
-    sizing/node_shapes.csv)."""
+    rank_for_report (same arguments); `node_shapes` (provider -> GPUs per node it sells, from the
+    provider registry) goes to the sizing engine."""
     currency = currency.upper()
     week = (week or latest_week(con)).upper()
     start, end = week_bounds(week)

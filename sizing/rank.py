@@ -13,13 +13,10 @@ over.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from sizing.cost import (
@@ -36,23 +33,13 @@ from sizing.workload import Workload
 from warehouse.gpus import gpu_models
 
 MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
-NODE_SHAPES_CSV = Path(__file__).parent / "node_shapes.csv"
-
-
-@cache
-def node_shapes() -> dict[str, tuple[int, ...]]:
-    """Providers that quote one GPU's price but sell nodes of several GPUs (sizing/node_shapes.csv,
-    a source per row): provider -> GPUs per node it sells, smallest first."""
-    with NODE_SHAPES_CSV.open(newline="") as fh:
-        return {r["provider"]: tuple(sorted(int(x) for x in r["shapes"].split()))
-                for r in csv.DictReader(fh)}
 
 
 def _shapes(given: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
-    """Node shapes per provider, smallest first: the given ones, else sizing/node_shapes.csv."""
-    if given is None:
-        return node_shapes()
-    return {p: tuple(sorted(int(x) for x in s)) for p, s in given.items()}
+    """Node shapes per provider, smallest first. They are facts about providers, declared with
+    their sources in each provider's package (spiders/providers/<id>); the command line passes
+    them in. Without them every offer is bought as listed."""
+    return {p: tuple(sorted(int(x) for x in s)) for p, s in (given or {}).items()}
 
 
 def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: float,
@@ -205,7 +192,7 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
 
     `offers` are priced in `currency`; `usd_to_currency` turns the USD cost constants into it
     (1 for USD; None when there is no rate: nothing can be priced). `node_shapes` maps a provider
-    that quotes one GPU's price to the GPUs per node it sells (default sizing/node_shapes.csv).
+    that quotes one GPU's price to the GPUs per node it sells (none when not given).
 
     Two passes for speed: every offer gets its cost per checkpoint from cached memory,
     throughput and run plan (a few multiplications); only the `top` rows are then built in

@@ -114,17 +114,6 @@ def test_node_shapes():
         assert registry.declaration(provider).node_shapes.source
 
 
-def test_node_shapes_match_sizing_csv():
-    """sizing/node_shapes.csv is the older home of the same facts, kept until sizing reads
-    registry.node_shapes(); until then both must say the same, sources included."""
-    with (ROOT / "sizing" / "node_shapes.csv").open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    assert registry.node_shapes() == {
-        r["provider"]: tuple(sorted(int(x) for x in r["shapes"].split())) for r in rows}
-    for r in rows:
-        assert registry.declaration(r["provider"]).node_shapes.source == r["source"]
-
-
 def test_no_provider_module_at_the_old_locations():
     """Provider code lives in its package; spiders/parsers and spiders/sources keep only the
     shared machinery (and the ECB rates, which are not a provider)."""

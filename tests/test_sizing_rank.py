@@ -9,6 +9,7 @@ import pytest
 
 from sizing.rank import rank
 from sizing.workload import workload_from_dict
+from spiders import registry
 
 
 def _offer(sku, gpu, count, price, pricing="on_demand", cur="USD", **kw):
@@ -164,11 +165,12 @@ FULL_8B_8GPU = workload_from_dict(dict(
 
 
 def test_per_gpu_prices_are_bought_as_multi_gpu_nodes_where_the_provider_sells_them():
-    # Runpod quotes one GPU's price and sells Pods of up to 8 GPUs (sizing/node_shapes.csv):
+    # Runpod quotes one GPU's price and sells Pods of up to 8 GPUs (its declaration's node_shapes):
     # the 8-GPU job is one 8-GPU node at 8 x the price, not eight 1-GPU pods over Ethernet.
     runpod = _offer("H100 SXM/secure", "H100-SXM-80GB", 1, 2.69, provider="runpod")
     other = _offer("h100.1x", "H100-SXM-80GB", 1, 2.69, provider="elsewhere")
-    rows = {r.provider: r for r in rank([FULL_8B_8GPU], [runpod, other])["f8"]}
+    rows = {r.provider: r for r in rank([FULL_8B_8GPU], [runpod, other],
+                                        node_shapes=registry.node_shapes())["f8"]}
     assert (rows["runpod"].gpus_per_node, rows["runpod"].nodes) == (8, 1)
     assert rows["runpod"].price_per_hour == pytest.approx(8 * 2.69)
     assert "priced per GPU: a 8-GPU node" in rows["runpod"].reason
@@ -179,7 +181,8 @@ def test_per_gpu_prices_are_bought_as_multi_gpu_nodes_where_the_provider_sells_t
 
 def test_a_job_that_fits_one_gpu_buys_one_gpu_from_a_per_gpu_price():
     (row,) = rank([QLORA_70B], [_offer("H100 SXM/secure", "H100-SXM-80GB", 1, 2.69,
-                                       provider="runpod")])["q70"]
+                                       provider="runpod")],
+                  node_shapes=registry.node_shapes())["q70"]
     assert (row.gpus_per_node, row.nodes, row.price_per_hour) == (1, 1, 2.69)
 
 
