@@ -20,7 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from flows.gpu_names import load_known_workloads, unknown_gpu
-from flows.warehouse_state import warehouse_problem
+from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.throughput import estimate_throughput
@@ -130,7 +130,7 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD"
         if date is None:
             row = con.execute("SELECT snapshot_date FROM latest_snapshot").fetchone()
             if not row or row[0] is None:
-                raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
+                raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
             date = row[0]
         # In a fixed order, so that equal costs always come out the same way round.
         cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?) ORDER BY ALL",

@@ -55,7 +55,8 @@ def latest_week(con: duckdb.DuckDBPyConnection) -> str:
     """The ISO week of the newest snapshot in the warehouse (latest_snapshot)."""
     day = con.execute("SELECT snapshot_date FROM latest_snapshot").fetchone()[0]
     if day is None:
-        raise ValueError("the warehouse holds no offers: run `gpuprices nightly` first")
+        raise ValueError("the warehouse holds no offers: run `gpuprices nightly --replay all` "
+                         "(it loads the bundled snapshots, offline)")
     return iso_week(day)
 
 

@@ -1,12 +1,23 @@
 import csv
+import os
 from pathlib import Path
 
 import pytest
 
+from spiders.crawl import CHROMIUM
 from spiders.importer import import_capture, parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The crawler's own lookup (spiders/crawl.py): GPUPRICES_CHROMIUM, else Debian's path. Tests that
+# drive a real browser say plainly that they did not run where there is none (`make test`
+# installs it when it runs as root; a replay needs no browser).
+BROWSER = os.environ.get("GPUPRICES_CHROMIUM", CHROMIUM)
+needs_chromium = pytest.mark.skipif(
+    not os.access(BROWSER, os.X_OK),
+    reason=f"NOT RUN: no Chromium at {BROWSER} - install Debian's chromium (`make test` does, "
+           "as root) or set GPUPRICES_CHROMIUM; a replay needs no browser")
 
 
 def manifest_rows(provider: str | None = None) -> list[dict]:

@@ -3,7 +3,6 @@ its rendered DOM, and the prices in it reach the parser. The server is local and
 capture; nothing leaves the machine."""
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -14,15 +13,10 @@ from pathlib import Path
 import pytest
 
 from spiders.archive import list_archives, read_captures
-from spiders.crawl import CHROMIUM
 from spiders.parsers import parse_body
+from tests.conftest import needs_chromium
 
-# The crawler's own lookup (spiders/crawl.py): GPUPRICES_CHROMIUM, else Debian's path.
-BROWSER = os.environ.get("GPUPRICES_CHROMIUM", CHROMIUM)
-pytestmark = pytest.mark.skipif(
-    not os.access(BROWSER, os.X_OK),
-    reason=f"NOT RUN: no Chromium at {BROWSER} - install Debian's chromium (`make test` does, "
-           "as root) or set GPUPRICES_CHROMIUM; a replay needs no browser")
+pytestmark = needs_chromium
 
 RAW = Path(__file__).parent / "fixtures" / "raw"
 CAPTURE = "lambda_ai_pricing_wayback_20260109103934_excerpt.html"

@@ -21,11 +21,10 @@ from spiders.archive import append_captures
 from spiders.importer import import_capture, parse_timestamp
 from spiders.providers.azure.history import captures_from_azure_history
 from spiders.providers.gcp.history import captures_from_gcp_history
-from tests.conftest import FIXTURES, ROOT, manifest_rows
+from tests.conftest import BROWSER, FIXTURES, ROOT, manifest_rows, needs_chromium
 from warehouse import db
 from warehouse.contract import CaptureMeta, make_offer, offers_to_table
 
-CHROMIUM = "/usr/bin/chromium"
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 
 
@@ -246,9 +245,10 @@ def test_cli_report_command(settings):
     assert nokey.exit_code == 2 and "no ECB rates for XYZ" in nokey.output
 
 
+@needs_chromium
 def test_chromium_renders_tables_and_charts(settings, tmp_path):
     html = make_report(settings, "2026-W40", "EUR", None)
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+    flags = [BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
              "--disable-background-networking", "--no-first-run", "--disable-sync",
              "--disable-component-update", f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run(flags + ["--dump-dom", html.as_uri()], capture_output=True,
