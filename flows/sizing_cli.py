@@ -24,8 +24,8 @@ from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.throughput import estimate_throughput
-from spiders import registry
 from sizing.workload import Workload, WorkloadError
+from spiders import registry
 from warehouse.gpus import gpu_models
 
 # When neither --gpu nor the workload names one: the most widely offered training GPU.
