@@ -1,4 +1,4 @@
-"""DESIGN.md layers: nothing imports upward; sizing is pure Python."""
+"""docs/design.md layers: nothing imports upward; sizing is pure Python."""
 
 import ast
 from pathlib import Path

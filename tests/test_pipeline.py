@@ -35,7 +35,7 @@ def test_replay_builds_the_warehouse_from_every_dated_capture(settings):
     assert [str(r.snapshot_date) for r in results] == [
         "2023-09-29", "2025-09-09", "2026-08-10", "2026-09-29"]
     assert all(r.status == "ok" and r.rows > 0 for r in results)
-    # H100 SXM on-demand (secure cloud), per PROVIDERS.md: 4.49 (2023), 2.69 (2025 page),
+    # H100 SXM on-demand (secure cloud), per docs/providers.md: 4.49 (2023), 2.69 (2025 page),
     # 2.99 (2026 JSON-LD), 3.49 (API, ~2026-09-29).
     got = dict(_q(settings, """
         select snapshot_date::varchar, min(price_per_gpu_hour) from offers

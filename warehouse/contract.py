@@ -1,6 +1,6 @@
 """The offer contract: one row = one price for one purchasable thing on one snapshot date.
 
-The column list is frozen (DESIGN.md). Adding a column is a deliberate change: append it to
+The column list is frozen (docs/design.md). Adding a column is a deliberate change: append it to
 OFFER_COLUMNS and OFFER_SCHEMA together and teach `conform_table` its default, so that Parquet
 files written before the change still load.
 """

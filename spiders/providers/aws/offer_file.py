@@ -183,10 +183,10 @@ class Collector:
                           **common, **kw)
 
     def _future(self, text: str | None) -> dt.date | None:
-        """effective_from is for announced future prices (DESIGN.md). AWS stamps every term with
-        the date the price took effect (usually the 1st of a past month, re-stamped as files are
-        republished): that stays in extra.effective_date, or the offer identity would change
-        with every publication."""
+        """effective_from is for announced future prices (docs/design.md). AWS stamps every
+        term with the date the price took effect (usually the 1st of a past month, re-stamped as
+        files are republished): that stays in extra.effective_date, or the offer identity would
+        change with every publication."""
         day = _date(text)
         return day if day is not None and day > self.meta.snapshot_date else None
 

@@ -13,7 +13,7 @@ The radar layouts carry no `armSkuName`, so they are the one exception to "join 
 they are joined on the meter name (without its " Spot" / " Low Priority" suffix) through the
 table's explicit `meter_names` column. Rows from them get extra["derived"] = True.
 
-Rules (PROVIDERS.md, Azure):
+Rules (docs/providers.md, Azure):
 - Linux is the default offer. Windows rows share the meter with Linux and differ only in
   `productName`, which ends "Windows" or the abbreviation "Srs Win": skipped.
 - "Cloud Services" and "Dedicated Host" products and `DevTestConsumption` rows are not VM offers.

@@ -2,7 +2,7 @@
 
 One query per N-series family prefix (NC, ND, NG, NV; NCC is inside NC) keeps each chain of
 `NextPageLink` pages short, which matters because the API pages with `$skip` and is not
-snapshot-consistent across a long chain (PROVIDERS.md). `contains()` on `armSkuName` is the
+snapshot-consistent across a long chain (docs/providers.md). `contains()` on `armSkuName` is the
 OData function the API accepts in `$filter` (gpuhunt's azure provider filters with contains()).
 All price types are fetched (Consumption incl. Spot/Low Priority, Reservation, DevTest) and
 Windows rows too: the parser decides what is an offer, the archive keeps what Azure said.

@@ -3,7 +3,7 @@
 The API prices parts, not machines: a machine's hourly price is
     vCPUs x "<family> Instance Core" + RAM GiB x "<family> Instance Ram" + GPUs x "<GPU> GPU"
     (+ bundled local SSD GiB x "SSD backed Local Storage" per GiB-month / 730, A2 Ultra and A3)
-(PROVIDERS.md; Cyclenerd's pricing calculator sums the same SKUs). One SKU page need not hold
+(docs/providers.md; Cyclenerd's pricing calculator sums the same SKUs). One SKU page need not hold
 every part of a machine, so parse() returns offers for each machine type of the table whose parts
 are all on this page, in every region all those parts serve (`serviceRegions`), and raises
 ParseError when no machine is complete. Only OnDemand SKUs are read: spot and commitment prices

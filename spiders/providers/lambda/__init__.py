@@ -15,6 +15,6 @@ PROVIDER = Provider(
         "https://lambda.ai/service/gpu-cloud",  # 2024-25 after the move to lambda.ai
         "https://lambda.ai/instances",
         "https://lambdalabs.com/service/gpu-cloud",  # 2023-24 plain table
-        "https://lambdalabs.com/service/gpu-cloud/pricing",  # "(and /pricing)" in PROVIDERS.md
+        "https://lambdalabs.com/service/gpu-cloud/pricing",  # "(and /pricing)": docs/providers.md
     ),
 )
