@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from sizing.frameworks import profile
+from sizing.frameworks import FrameworkProfile, profile
 from sizing.workload import Workload
 
 GB = 1e9
@@ -128,24 +129,16 @@ def attention_scores_bytes_per_seq(w: Workload) -> float:
     return w.arch.num_attention_heads * w.seq_len * w.seq_len * 6.0
 
 
-def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None,
-                    capacity_gb: float | None = None) -> MemoryEstimate:
-    """Peak memory per GPU. `gpus` is the data-parallel world size (sharding divides by it)."""
+def _is_mixed(w: Workload) -> bool:
+    return w.precision in ("bf16-mixed", "fp16-mixed")
+
+
+def _weights_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
+                   notes: list[str]) -> float:
+    """The model's weights on one GPU before sharding, with autocast's saved 16-bit copies."""
     a = w.arch
-    prof = profile(w.framework)
-    n = max(1, gpus or w.gpus or 1)
-    notes: list[str] = []
-    pbytes = _param_bytes(w.precision)
-    mixed = w.precision in ("bf16-mixed", "fp16-mixed")
-    sharded = n > 1 and w.sharding in ("zero3", "fsdp")
-    act_bytes = 4.0 if w.precision == "fp32" else 2.0
-    # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
-    # with 16-bit gathered parameters, so its residual stream is 16-bit.
-    resid_bytes = 4.0 if (w.precision == "fp32" or (mixed and not sharded)) else 2.0
     params = a.params
     linear = a.num_layers * a.linear_params_per_layer()
-
-    # --- weights
     if w.method == "qlora":
         qbytes = NF4_DQ_BYTES if w.double_quant else NF4_BYTES
         quantized = linear + (a.lm_head_params if prof.quantize_lm_head else 0)
@@ -158,65 +151,86 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
                      f"{rest / 1e9:.2f}B unquantized (embeddings/norms"
                      f"{'' if prof.quantize_lm_head else '/lm_head'}) at {rest_bytes:g} B"
                      f"{' (prepare_model_for_kbit_training upcasts)' if rest_bytes == 4 else ''}")
-    else:
-        weights = params * pbytes
-        notes.append(f"weights: {params / 1e9:.2f}B params x {pbytes:g} B ({w.precision})")
-        if mixed and not sharded and not w.grad_checkpointing:
-            # autocast casts each weight to 16-bit for its matmul; the cast copy is saved for the
-            # backward pass, so one 16-bit copy of all matmul weights is alive at peak.
-            # Measured: StableLM 3B LoRA 26.92 GB bf16-mixed vs 9.69 GB bf16-true (LitGPT
-            # tutorials/finetune_lora.md) = fp32 weights + bf16 copies + fp32 residuals.
-            # With checkpointing only the recomputed layer keeps its copies; under FSDP/ZeRO-3
-            # the 16-bit weights are the gathered units counted below.
-            weights += linear * 2.0
-            notes.append(f"autocast: +{linear / 1e9:.2f}B x 2 B 16-bit weight copies saved "
-                         "for backward")
+        return weights
+    pbytes = _param_bytes(w.precision)
+    weights = params * pbytes
+    notes.append(f"weights: {params / 1e9:.2f}B params x {pbytes:g} B ({w.precision})")
+    if _is_mixed(w) and not sharded and not w.grad_checkpointing:
+        # autocast casts each weight to 16-bit for its matmul; the cast copy is saved for the
+        # backward pass, so one 16-bit copy of all matmul weights is alive at peak.
+        # Measured: StableLM 3B LoRA 26.92 GB bf16-mixed vs 9.69 GB bf16-true (LitGPT
+        # tutorials/finetune_lora.md) = fp32 weights + bf16 copies + fp32 residuals.
+        # With checkpointing only the recomputed layer keeps its copies; under FSDP/ZeRO-3
+        # the 16-bit weights are the gathered units counted below.
+        weights += linear * 2.0
+        notes.append(f"autocast: +{linear / 1e9:.2f}B x 2 B 16-bit weight copies saved "
+                     "for backward")
+    return weights
 
-    # --- trainable parameters, gradients, optimizer
+
+class _Trainable(NamedTuple):
+    params: int  # trainable parameters
+    bytes_per_param: float
+    adapters: float  # bytes of adapter weights (0 for full fine-tuning: they are the weights)
+    grads: float  # bytes of gradients
+
+
+def _trainable(w: Workload, prof: FrameworkProfile, notes: list[str]) -> _Trainable:
+    """What is trained: the LoRA adapters, or every parameter; with its gradients."""
     if w.method in ("lora", "qlora"):
         trainable = lora_params(w)
         tbytes = prof.adapter_bytes or (2.0 if w.precision == "bf16-true" else 4.0)
-        adapters = trainable * tbytes
-        grads = trainable * tbytes
-        master = 0.0
         notes.append(f"LoRA r={w.lora_rank} on {w.lora_targets}: {trainable / 1e6:.1f}M "
                      f"params x {tbytes:g} B ({prof.adapter_note})")
-    else:
-        trainable = params
-        adapters = 0.0
-        grads = params * pbytes
-        master = 0.0
-        tbytes = pbytes
+        return _Trainable(trainable, tbytes, trainable * tbytes, trainable * tbytes)
+    pbytes = _param_bytes(w.precision)
+    return _Trainable(w.arch.params, pbytes, 0.0, w.arch.params * pbytes)
+
+
+def _optimizer_bytes(w: Workload, t: _Trainable, notes: list[str]) -> float:
     if w.optimizer == "adamw":
         # torch AdamW keeps exp_avg and exp_avg_sq in the parameter dtype.
-        opt = trainable * 2 * tbytes
-        notes.append(f"AdamW: 2 states x {tbytes:g} B per trainable param")
-    else:
-        opt = trainable * ADAM8_BYTES
-        paged = " (paged: may spill to CPU under pressure, peak counted)" \
-            if w.optimizer.startswith("paged") else ""
-        notes.append(f"8-bit AdamW: {ADAM8_BYTES:.3f} B per trainable param{paged}")
+        notes.append(f"AdamW: 2 states x {t.bytes_per_param:g} B per trainable param")
+        return t.params * 2 * t.bytes_per_param
+    paged = " (paged: may spill to CPU under pressure, peak counted)" \
+        if w.optimizer.startswith("paged") else ""
+    notes.append(f"8-bit AdamW: {ADAM8_BYTES:.3f} B per trainable param{paged}")
+    return t.params * ADAM8_BYTES
 
-    # --- sharding
-    shard_w = shard_g = shard_o = 1.0
-    gathered = 0.0
+
+class _Sharding(NamedTuple):
+    weights: float  # share of the weights (and adapters) each GPU holds
+    grads: float
+    optimizer: float
+    gathered: float  # bytes of weights gathered from the other GPUs, alive at peak
+
+
+def _sharding(w: Workload, prof: FrameworkProfile, n: int, weights: float,
+              notes: list[str]) -> _Sharding:
+    """The share of each term one of `n` data-parallel GPUs holds under the workload's
+    sharding."""
     if n > 1 and w.sharding == "zero2":
-        shard_g = shard_o = 1.0 / n
         notes.append(f"ZeRO-2: gradients and optimizer states / {n}")
-    elif n > 1 and w.sharding in ("zero3", "fsdp"):
-        shard_w = shard_g = shard_o = 1.0 / n
-        unit = a.linear_params_per_layer() * (2.0 if w.method != "qlora" else NF4_BYTES)
+        return _Sharding(1.0, 1.0 / n, 1.0 / n, 0.0)
+    if n > 1 and w.sharding in ("zero3", "fsdp"):
+        unit = w.arch.linear_params_per_layer() * (2.0 if w.method != "qlora" else NF4_BYTES)
         if prof.fsdp_full_weight_copy:
             gathered = weights
         else:
             gathered = 2 * unit * (1 - 1.0 / n)
         notes.append(f"{w.sharding.upper()}: weights, grads, optimizer / {n}; {prof.fsdp_note}")
-    weights_gb = (weights * shard_w + gathered) / GB
-    adapters_gb = adapters * shard_w / GB
-    grads_gb = grads * shard_g / GB
-    opt_gb = (opt + master) * shard_o / GB
+        return _Sharding(1.0 / n, 1.0 / n, 1.0 / n, gathered)
+    return _Sharding(1.0, 1.0, 1.0, 0.0)
 
-    # --- activations (per GPU: its own micro-batch)
+
+def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
+                       notes: list[str]) -> float:
+    """Activations saved for backward, per GPU: its own micro-batch."""
+    a = w.arch
+    act_bytes = 4.0 if w.precision == "fp32" else 2.0
+    # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
+    # with 16-bit gathered parameters, so its residual stream is 16-bit.
+    resid_bytes = 4.0 if (w.precision == "fp32" or (_is_mixed(w) and not sharded)) else 2.0
     tokens = w.seq_len * w.micro_batch
     elems, resid = activation_elements_per_token(w)
     # residual-stream tensors are fp32 under autocast; the rest is 16-bit (fp32 under fp32)
@@ -225,28 +239,46 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     if w.grad_checkpointing:
         kept = 0.0 if prof.offload_checkpoints else \
             a.num_layers * tokens * a.hidden_size * resid_bytes
-        acts = kept + per_layer  # one layer recomputed at a time
         notes.append(f"activations: checkpointed layer inputs "
                      f"{'offloaded to CPU' if prof.offload_checkpoints else 'kept'} + one "
                      f"layer recomputed ({per_layer_tok / a.hidden_size:.1f} B x hidden per "
                      "token)")
-    else:
-        acts = a.num_layers * per_layer
-        notes.append(f"activations: {a.num_layers} layers x {per_layer_tok / a.hidden_size:.1f}"
-                     f" B x hidden per token x {tokens} tokens"
-                     f"{'' if w.flash_attention else ' + eager s x s scores'}")
-    logits = tokens * a.vocab_size * prof.logits_bytes
-    notes.append(f"logits: {tokens} tokens x vocab {a.vocab_size} x {prof.logits_bytes:g} B "
-                 f"({prof.logits_note})")
-    overhead = CUDA_CONTEXT_GB
+        return kept + per_layer  # one layer recomputed at a time
+    notes.append(f"activations: {a.num_layers} layers x {per_layer_tok / a.hidden_size:.1f}"
+                 f" B x hidden per token x {tokens} tokens"
+                 f"{'' if w.flash_attention else ' + eager s x s scores'}")
+    return a.num_layers * per_layer
+
+
+def _logits_bytes(w: Workload, prof: FrameworkProfile, notes: list[str]) -> float:
+    tokens = w.seq_len * w.micro_batch
+    notes.append(f"logits: {tokens} tokens x vocab {w.arch.vocab_size} x "
+                 f"{prof.logits_bytes:g} B ({prof.logits_note})")
+    return tokens * w.arch.vocab_size * prof.logits_bytes
+
+
+def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None,
+                    capacity_gb: float | None = None) -> MemoryEstimate:
+    """Peak memory per GPU. `gpus` is the data-parallel world size (sharding divides by it).
+    Each term has its own function; the notes come out in the order of the breakdown."""
+    prof = profile(w.framework)
+    n = max(1, gpus or w.gpus or 1)
+    notes: list[str] = []
+    sharded = n > 1 and w.sharding in ("zero3", "fsdp")
+    weights = _weights_bytes(w, prof, sharded, notes)
+    trained = _trainable(w, prof, notes)
+    opt = _optimizer_bytes(w, trained, notes)
+    shard = _sharding(w, prof, n, weights, notes)
+    acts = _activations_bytes(w, prof, sharded, notes)
+    logits = _logits_bytes(w, prof, notes)
     breakdown = {
-        "weights": weights_gb,
-        "adapters": adapters_gb,
-        "gradients": grads_gb,
-        "optimizer": opt_gb,
+        "weights": (weights * shard.weights + shard.gathered) / GB,
+        "adapters": trained.adapters * shard.weights / GB,
+        "gradients": trained.grads * shard.grads / GB,
+        "optimizer": opt * shard.optimizer / GB,
         "activations": acts / GB,
         "logits": logits / GB,
-        "overhead": overhead,
+        "overhead": CUDA_CONTEXT_GB,
     }
     return MemoryEstimate(
         workload=w.name, gpu=gpu, gpus=n, breakdown=breakdown, notes=notes,
