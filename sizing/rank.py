@@ -21,6 +21,7 @@ from typing import Any
 
 from sizing.cost import (
     DEFAULT_BAND,
+    CostEstimate,
     RunPlan,
     estimate_cost,
     per_checkpoint,
@@ -281,53 +282,97 @@ def _other_currency(o: dict[str, Any], currency: str) -> str | None:
     return cur if isinstance(cur, str) and cur and cur != currency else None
 
 
+def _rejected(base: dict[str, Any], count: float, price: float, reason: str, verdict: str,
+              **kw: Any) -> RankRow:
+    """A row that cannot be priced or does not fit: infinite cost and the reason."""
+    inf = math.inf
+    fields_ = dict(gpus_per_node=int(count), nodes=0, gpus=0, per_gpu_gb=None,
+                   capacity_gb=None, fits=False, headroom_gb=None, tokens_per_s=0.0,
+                   hours=inf, price_per_hour=price, cost_first_checkpoint=inf,
+                   cost_per_checkpoint=inf, cost_to_finish=inf, verdict=verdict,
+                   reason=reason)
+    fields_.update(kw)
+    return RankRow(**base, **fields_)
+
+
+def _fit_reasons(w: Workload, mem: MemoryEstimate, capacity_gb: float, tp: Throughput,
+                 nodes: int, n: int) -> list[str]:
+    """The headroom, and what spreading the job over GPUs and nodes costs in speed."""
+    reasons = [f"fits with {mem.headroom_gb:.1f} GB headroom ({mem.per_gpu_gb:.1f} GB/GPU + "
+               f"{w.margin:.0%} of {capacity_gb:g} GB)"]
+    if tp.scaling_efficiency < POOR_SCALING:
+        where = f" ({nodes} nodes)" if nodes > 1 else ""
+        reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "
+                       f"{tp.scaling_efficiency:.0%}")
+    elif nodes > 1:
+        reasons.append(f"{nodes} nodes over {tp.link_gbs:.3g} GB/s per GPU")
+    return reasons
+
+
+def _spot_reason(cost: CostEstimate, extra: dict[str, Any]) -> str:
+    band = cost.inputs["interruption_band"]
+    src = "provider band" if extra.get("interruption_band") else "default band"
+    return (f"spot risk: {band} ({src}) -> {cost.expected_preemptions:.2f} "
+            f"preemptions, +{cost.rework_hours:.2f} h rework")
+
+
+def _node_reason(provider: str, shapes: tuple[int, ...], per_node: int, listed: float,
+                 currency: str) -> str:
+    return (f"priced per GPU: a {per_node}-GPU node at {per_node} x {listed:g} "
+            f"{currency}/h ({provider} sells nodes of {', '.join(map(str, shapes))} GPUs)")
+
+
+def _row_inputs(cost: CostEstimate, tp: Throughput, mem: MemoryEstimate, quoted: str,
+                o: dict[str, Any]) -> dict[str, Any]:
+    """Every figure the row's cost was computed from."""
+    inputs = dict(cost.inputs)
+    inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, flops_per_token=tp.flops_per_token,
+                  scaling_efficiency=tp.scaling_efficiency, link=tp.link,
+                  price_currency=quoted, fx_factor=_price(o.get("fx")) or 1.0,
+                  memory_breakdown_gb={
+                      k: round(v, 3) for k, v in mem.breakdown.items()})
+    return inputs
+
+
 def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
               usd_factor: float | None, cache: _Cache) -> RankRow:
+    """One offer's full row: the first reason it cannot be ranked, else its costs and why."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
     converted = _price(o.get("price_per_hour"))
-    price = converted if converted is not None else math.nan
+    listed = converted if converted is not None else math.nan
     base = dict(workload=w.name, provider=str(o.get("provider") or ""),
                 sku=str(o.get("sku") or ""), region=o.get("region"),
                 pricing_model=str(o.get("pricing_model") or ""), gpu_model=str(gpu or ""),
                 currency=currency)
-    inf = math.inf
-
-    def reject(reason: str, verdict: str, **kw: Any) -> RankRow:
-        fields_ = dict(gpus_per_node=int(count), nodes=0, gpus=0, per_gpu_gb=None,
-                       capacity_gb=None, fits=False, headroom_gb=None, tokens_per_s=0.0,
-                       hours=inf, price_per_hour=price, cost_first_checkpoint=inf,
-                       cost_per_checkpoint=inf, cost_to_finish=inf, verdict=verdict,
-                       reason=reason)
-        fields_.update(kw)
-        return RankRow(**base, **fields_)
-
     if gpu not in known:
-        return reject(f"GPU model {gpu!r} not in warehouse/gpus.csv", "unknown_gpu")
+        return _rejected(base, count, listed, f"GPU model {gpu!r} not in warehouse/gpus.csv",
+                         "unknown_gpu")
     if count < 1 or count != int(count):
-        return reject(f"{count:g} GPU per instance (a slice): not used for training", "slice")
+        return _rejected(base, count, listed,
+                         f"{count:g} GPU per instance (a slice): not used for training", "slice")
     spec = known[gpu]
     per_node = _per_node(wi, w, gpu, base["provider"], int(count), spec.memory_gb, cache)
-    listed = price
-    price = price * per_node / count  # the node's price when a per-GPU price is scaled up
+    price = listed * per_node / count  # the node's price when a per-GPU price is scaled up
     nodes, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
     n = nodes * per_node
     common = dict(gpus_per_node=per_node, nodes=nodes, gpus=n,
                   per_gpu_gb=round(mem.per_gpu_gb, 2), capacity_gb=spec.memory_gb,
                   headroom_gb=round(mem.headroom_gb, 2))
     if not mem.fits:
-        return reject(f"does not fit: needs {mem.required_gb:.1f} GB per GPU "
-                      f"({mem.per_gpu_gb:.1f} + {w.margin:.0%} margin), has "
-                      f"{spec.memory_gb:g} GB on {n} GPU(s)", "no_fit", **common)
+        return _rejected(base, count, price, f"does not fit: needs {mem.required_gb:.1f} GB per "
+                         f"GPU ({mem.per_gpu_gb:.1f} + {w.margin:.0%} margin), has "
+                         f"{spec.memory_gb:g} GB on {n} GPU(s)", "no_fit", **common)
     quoted = str(o.get("price_currency") or o.get("currency") or currency)
     if converted is None or _other_currency(o, currency) or usd_factor is None:
         missing = "USD" if converted is not None and usd_factor is None else quoted
-        return reject(f"no FX rate for {missing} -> {currency} on that date", "no_fx", **common)
+        return _rejected(base, count, price, f"no FX rate for {missing} -> {currency} on that "
+                         "date", "no_fx", **common)
     ic = o.get("interconnect")
     tp = cache.throughput(wi, w, gpu, per_node, nodes, ic if isinstance(ic, str) else None)
     if tp.tokens_per_s <= 0:
-        return reject(f"{gpu}: no dense BF16 peak in gpus.csv, time unknown", "no_speed",
-                      **common)
+        return _rejected(base, count, price, f"{gpu}: no dense BF16 peak in gpus.csv, time "
+                         "unknown", "no_speed", **common)
     extra = _extra(o.get("extra"))
     cost = estimate_cost(
         w, price_per_hour=price, nodes=nodes, tokens_per_s=tp.tokens_per_s,
@@ -336,38 +381,19 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         min_billing_s=_int_or_none(o.get("min_billing_s")), extra=extra,
         currency=currency, usd_to_currency=usd_factor,
         plan=cache.plan(wi, w, tp.tokens_per_s, usd_factor))
-    reasons = [f"fits with {mem.headroom_gb:.1f} GB headroom ({mem.per_gpu_gb:.1f} GB/GPU + "
-               f"{w.margin:.0%} of {spec.memory_gb:g} GB)"]
-    if tp.scaling_efficiency < POOR_SCALING:
-        where = f" ({nodes} nodes)" if nodes > 1 else ""
-        reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "
-                       f"{tp.scaling_efficiency:.0%}")
-    elif nodes > 1:
-        reasons.append(f"{nodes} nodes over {tp.link_gbs:.3g} GB/s per GPU")
+    reasons = _fit_reasons(w, mem, spec.memory_gb, tp, nodes, n)
     if base["pricing_model"] == "spot":
-        band = cost.inputs["interruption_band"]
-        src = "provider band" if extra.get("interruption_band") else "default band"
-        reasons.append(f"spot risk: {band} ({src}) -> {cost.expected_preemptions:.2f} "
-                       f"preemptions, +{cost.rework_hours:.2f} h rework")
+        reasons.append(_spot_reason(cost, extra))
     if per_node != int(count):
-        shapes = cache.node_shapes[base["provider"]]
-        reasons.append(f"priced per GPU: a {per_node}-GPU node at {per_node} x {listed:g} "
-                       f"{currency}/h ({base['provider']} sells nodes of "
-                       f"{', '.join(map(str, shapes))} GPUs)")
-    inputs = dict(cost.inputs)
-    inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, flops_per_token=tp.flops_per_token,
-                  scaling_efficiency=tp.scaling_efficiency, link=tp.link,
-                  price_currency=quoted, fx_factor=_price(o.get("fx")) or 1.0,
-                  memory_breakdown_gb={
-                      k: round(v, 3) for k, v in mem.breakdown.items()})
-    verdict = "ok"
+        reasons.append(_node_reason(base["provider"], cache.node_shapes[base["provider"]],
+                                    per_node, listed, currency))
     caveat = _price_caveat(o)
     if caveat:
-        verdict = "suspect_price"
         reasons.insert(0, caveat)
     return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
                    hours=cost.wall_hours, price_per_hour=price,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,
-                   cost_to_finish=cost.cost_to_finish, verdict=verdict,
-                   reason="; ".join(reasons), inputs=inputs)
+                   cost_to_finish=cost.cost_to_finish,
+                   verdict="suspect_price" if caveat else "ok", reason="; ".join(reasons),
+                   inputs=_row_inputs(cost, tp, mem, quoted, o))
