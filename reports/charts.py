@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -34,22 +35,34 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return ticks
 
 
-def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_label: str,
-               x_range: tuple[dt.date, dt.date] | None = None, width: int = 900,
-               height: int = 320, log_y: bool = False) -> Markup:
-    """An inline SVG line chart (one polyline per series, a legend, date and price axes). One
-    function on purpose: every part drawn shares the margins, scales and px/py mapping."""
-    series = {k: sorted(v) for k, v in series.items() if v}
-    ml, mr, mt, mb = 70, 190, 30, 40
-    pw, ph = width - ml - mr, height - mt - mb
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
-             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
-             f'<title>{escape(title)}</title>',
-             f'<text x="{ml}" y="18" class="ct">{escape(title)}</text>']
-    if not series:
-        parts.append(f'<text x="{ml + 10}" y="{mt + ph / 2}" class="empty">no data in this '
-                     f'period</text></svg>')
-        return Markup("".join(parts))
+@dataclass(frozen=True)
+class _Plot:
+    """The plot area and its scales, shared by every part of a chart."""
+
+    left: int
+    top: int
+    width: int
+    height: int
+    x0: dt.date
+    x1: dt.date
+    y0: float  # in scale units (log10 of the value on a log scale)
+    y1: float
+    log_y: bool
+
+    def scale(self, v: float) -> float:
+        return math.log10(v) if self.log_y else v
+
+    def px(self, d: dt.date) -> float:
+        return self.left + self.width * (d - self.x0).days / (self.x1 - self.x0).days
+
+    def py(self, v: float) -> float:
+        return self.top + self.height * (1 - (self.scale(v) - self.y0) / (self.y1 - self.y0))
+
+
+def _plot(series: dict[str, list[tuple[dt.date, float]]], x_range: tuple[dt.date, dt.date] | None,
+          log_y: bool, left: int, top: int, width: int, height: int) -> _Plot:
+    """The scales: dates over x_range (default: the data's), prices from 0 (or from the lowest
+    on a log scale) to the highest, with 5% room."""
     xs = [d for v in series.values() for d, _ in v]
     ys = [y for v in series.values() for _, y in v if y > 0 or not log_y]
     x0, x1 = x_range or (min(xs), max(xs))
@@ -65,23 +78,28 @@ def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_lab
     y1 += pad
     if log_y:
         y0 -= pad
+    return _Plot(left, top, width, height, x0, x1, y0, y1, log_y)
 
-    def px(d: dt.date) -> float:
-        return ml + pw * (d - x0).days / (x1 - x0).days
 
-    def py(v: float) -> float:
-        return mt + ph * (1 - (f(v) - y0) / (y1 - y0))
-
-    parts.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" class="pa"/>')
-    if log_y:
-        ticks = [10 ** e * m for e in range(math.floor(y0), math.ceil(y1) + 1)
-                 for m in (1, 2, 5) if y0 <= math.log10(10 ** e * m) <= y1]
+def _y_axis(p: _Plot) -> list[str]:
+    """Price grid lines with their labels: 1-2-5 steps on a log scale."""
+    if p.log_y:
+        ticks = [10 ** e * m for e in range(math.floor(p.y0), math.ceil(p.y1) + 1)
+                 for m in (1, 2, 5) if p.y0 <= math.log10(10 ** e * m) <= p.y1]
     else:
-        ticks = _nice_ticks(y0, y1)
+        ticks = _nice_ticks(p.y0, p.y1)
+    parts = []
     for t in ticks:
-        y = py(t)
-        parts.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{y:.1f}" y2="{y:.1f}" class="g"/>'
-                     f'<text x="{ml - 6}" y="{y + 4:.1f}" class="yl">{fmt(t, "money")}</text>')
+        y = p.py(t)
+        parts.append(f'<line x1="{p.left}" x2="{p.left + p.width}" y1="{y:.1f}" y2="{y:.1f}" '
+                     f'class="g"/><text x="{p.left - 6}" y="{y + 4:.1f}" class="yl">'
+                     f'{fmt(t, "money")}</text>')
+    return parts
+
+
+def _x_ticks(x0: dt.date, x1: dt.date) -> tuple[list[dt.date], str]:
+    """Date ticks and their strftime label: weekly or fortnightly up to 120 days, else the
+    first of every month (or of every few months, at most ~10 ticks)."""
     span = (x1 - x0).days
     if span <= 120:
         step = 7 if span <= 100 else 14
@@ -90,36 +108,73 @@ def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_lab
         while d <= x1:
             xt.append(d)
             d += dt.timedelta(days=step)
-        label = "%d %b"
-    else:
-        xt = []
-        d = dt.date(x0.year, x0.month, 1)
-        months = max(1, math.ceil(span / 30 / 10))
-        while d <= x1:
-            if d >= x0:
-                xt.append(d)
-            m = d.month - 1 + months
-            d = dt.date(d.year + m // 12, m % 12 + 1, 1)
-        label = "%b %Y"
-    for d in xt:
-        x = px(d)
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{mt}" y2="{mt + ph}" class="g"/>'
-                     f'<text x="{x:.1f}" y="{mt + ph + 16}" class="xl">'
+        return xt, "%d %b"
+    xt = []
+    d = dt.date(x0.year, x0.month, 1)
+    months = max(1, math.ceil(span / 30 / 10))
+    while d <= x1:
+        if d >= x0:
+            xt.append(d)
+        m = d.month - 1 + months
+        d = dt.date(d.year + m // 12, m % 12 + 1, 1)
+    return xt, "%b %Y"
+
+
+def _x_axis(p: _Plot) -> list[str]:
+    ticks, label = _x_ticks(p.x0, p.x1)
+    parts = []
+    for d in ticks:
+        x = p.px(d)
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{p.top}" y2="{p.top + p.height}" '
+                     f'class="g"/><text x="{x:.1f}" y="{p.top + p.height + 16}" class="xl">'
                      f'{d.strftime(label)}</text>')
+    return parts
+
+
+def _series(p: _Plot, name: str, pts: list[tuple[dt.date, float]], color: str) -> list[str]:
+    """One series' line and its points, each point with a tooltip."""
+    coords = " ".join(f"{p.px(d):.1f},{p.py(v):.1f}" for d, v in pts if v > 0 or not p.log_y)
+    parts = [f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="2"/>']
+    for d, v in pts:
+        parts.append(f'<circle cx="{p.px(d):.1f}" cy="{p.py(v):.1f}" r="2.5" fill="{color}">'
+                     f'<title>{escape(name)} {d}: {fmt(v, "money")}</title></circle>')
+    return parts
+
+
+def _legend_entry(p: _Plot, i: int, name: str, color: str) -> str:
+    """The i-th line of the legend, right of the plot area."""
+    ly = p.top + 14 + i * 18
+    x = p.left + p.width
+    return (f'<rect x="{x + 12}" y="{ly - 9}" width="12" height="4" fill="{color}"/>'
+            f'<text x="{x + 30}" y="{ly - 3}" class="lg">{escape(name)}</text>')
+
+
+def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_label: str,
+               x_range: tuple[dt.date, dt.date] | None = None, width: int = 900,
+               height: int = 320, log_y: bool = False) -> Markup:
+    """An inline SVG line chart (one polyline per series, a legend, date and price axes). The
+    parts are drawn through one _Plot, so they share the margins and the scales."""
+    series = {k: sorted(v) for k, v in series.items() if v}
+    ml, mr, mt, mb = 70, 190, 30, 40
+    pw, ph = width - ml - mr, height - mt - mb
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+             f'<title>{escape(title)}</title>',
+             f'<text x="{ml}" y="18" class="ct">{escape(title)}</text>']
+    if not series:
+        parts.append(f'<text x="{ml + 10}" y="{mt + ph / 2}" class="empty">no data in this '
+                     f'period</text></svg>')
+        return Markup("".join(parts))
+    p = _plot(series, x_range, log_y, ml, mt, pw, ph)
+    parts.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" class="pa"/>')
+    parts += _y_axis(p)
+    parts += _x_axis(p)
     parts.append(f'<text x="14" y="{mt + ph / 2}" class="yt" transform="rotate(-90 14 '
                  f'{mt + ph / 2})">{escape(y_label)}</text>')
     for i, (name, pts) in enumerate(series.items()):
         color = _PALETTE[i % len(_PALETTE)]
-        coords = " ".join(f"{px(d):.1f},{py(v):.1f}" for d, v in pts if v > 0 or not log_y)
-        parts.append(f'<polyline points="{coords}" fill="none" stroke="{color}" '
-                     f'stroke-width="2"/>')
-        for d, v in pts:
-            parts.append(f'<circle cx="{px(d):.1f}" cy="{py(v):.1f}" r="2.5" fill="{color}">'
-                         f'<title>{escape(name)} {d}: {fmt(v, "money")}</title></circle>')
-        ly = mt + 14 + i * 18
-        parts.append(f'<rect x="{ml + pw + 12}" y="{ly - 9}" width="12" height="4" '
-                     f'fill="{color}"/><text x="{ml + pw + 30}" y="{ly - 3}" class="lg">'
-                     f'{escape(name)}</text>')
+        parts += _series(p, name, pts, color)
+        parts.append(_legend_entry(p, i, name, color))
     parts.append("</svg>")
     return Markup("".join(parts))
 
