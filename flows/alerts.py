@@ -85,80 +85,118 @@ def _moves(results: Iterable[DayResult]) -> list[tuple[str, gates.Move]]:
     return [(r.provider, m) for r in results for m in r.moves]
 
 
-def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) -> str:
-    """The run summary as Markdown."""
+def _summary_head(run_id: str, results: list[DayResult]) -> list[str]:
     now = dt.datetime.now(dt.UTC)
-    lines = [f"# gpuprices run {md_cell(run_id)}", "",
-             f"Written {now:%Y-%m-%d %H:%M:%SZ}.", ""]
-    failed = [r for r in results if r.status == "failed"]
-    degraded = [r for r in results if r.status == "degraded"]
+    failed = sum(r.status == "failed" for r in results)
+    degraded = sum(r.status == "degraded" for r in results)
     total_q = sum(r.quarantined for r in results)
-    lines += [f"**{len(results)} provider-days: {sum(r.rows for r in results)} rows loaded, "
-              f"{len(failed)} failed, {len(degraded)} degraded, {total_q} rows quarantined.**",
-              "", "## Providers", "",
-              "| provider | snapshot | status | rows | quarantined | captures | problem |",
-              "|---|---|---|---:|---:|---:|---|"]
+    return [f"# gpuprices run {md_cell(run_id)}", "",
+            f"Written {now:%Y-%m-%d %H:%M:%SZ}.", "",
+            f"**{len(results)} provider-days: {sum(r.rows for r in results)} rows loaded, "
+            f"{failed} failed, {degraded} degraded, {total_q} rows quarantined.**"]
+
+
+def _providers_section(results: list[DayResult]) -> list[str]:
+    lines = ["", "## Providers", "",
+             "| provider | snapshot | status | rows | quarantined | captures | problem |",
+             "|---|---|---|---:|---:|---:|---|"]
     for r in results:
         problem = r.errors[0] + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "") \
             if r.errors else ""
         lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date or '-'} | "
                      f"{md_cell(_status(r))} | {r.rows} | {r.quarantined} | {r.captures} | "
                      f"{md_cell(problem)} |")
-    if failed:
-        lines += ["", "## Failures", ""]
-        for r in failed:
-            stale = (f" Still serving its {r.stale_since} snapshot ({r.stale_days} days old)."
-                     if r.stale_since else " No earlier snapshot to serve.")
-            lines.append(f"- **{md_cell(r.provider)}** {r.snapshot_date or ''}:{stale}")
-            lines += [f"  - {md_cell(e)}" for e in r.errors]
-    if degraded:
-        lines += ["", "## Degraded", ""]
-        for r in degraded:
-            lines.append(f"- **{md_cell(r.provider)}** {r.snapshot_date}: "
-                         + md_cell(r.degraded or r.message))
+    return lines
+
+
+def _failures_section(results: list[DayResult]) -> list[str]:
+    failed = [r for r in results if r.status == "failed"]
+    if not failed:
+        return []
+    lines = ["", "## Failures", ""]
+    for r in failed:
+        stale = (f" Still serving its {r.stale_since} snapshot ({r.stale_days} days old)."
+                 if r.stale_since else " No earlier snapshot to serve.")
+        lines.append(f"- **{md_cell(r.provider)}** {r.snapshot_date or ''}:{stale}")
+        lines += [f"  - {md_cell(e)}" for e in r.errors]
+    return lines
+
+
+def _degraded_section(results: list[DayResult]) -> list[str]:
+    degraded = [r for r in results if r.status == "degraded"]
+    if not degraded:
+        return []
+    return ["", "## Degraded", ""] + [
+        f"- **{md_cell(r.provider)}** {r.snapshot_date}: " + md_cell(r.degraded or r.message)
+        for r in degraded]
+
+
+def _quarantine_section(results: list[DayResult]) -> list[str]:
     quarantined = [r for r in results if r.quarantined]
-    if quarantined:
-        lines += ["", "## Quarantined rows", "",
-                  "Review with `gpuprices quarantine list --date D`; load reviewed rows with "
-                  "`gpuprices quarantine release --date D --provider P [--reason-like TEXT]`.", "",
-                  "| provider | snapshot | rows | reasons |", "|---|---|---:|---|"]
-        for r in quarantined:
-            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items()))
-            lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {r.quarantined} | "
-                         f"{md_cell(reasons)} |")
+    if not quarantined:
+        return []
+    lines = ["", "## Quarantined rows", "",
+             "Review with `gpuprices quarantine list --date D`; load reviewed rows with "
+             "`gpuprices quarantine release --date D --provider P [--reason-like TEXT]`.", "",
+             "| provider | snapshot | rows | reasons |", "|---|---|---:|---|"]
+    for r in quarantined:
+        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items()))
+        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {r.quarantined} | "
+                     f"{md_cell(reasons)} |")
+    return lines
+
+
+def _unmapped_section(results: list[DayResult]) -> list[str]:
     unmapped: dict[str, set[str]] = {}
     for r in results:
         unmapped.setdefault(r.provider, set()).update(r.unmapped)
-    if any(unmapped.values()):
-        lines += ["", "## Unmapped GPU names", "",
-                  "Rows quarantined until warehouse/gpu_aliases.csv maps them (then reparse).",
-                  ""]
-        lines += [f"- {md_cell(p)}: {', '.join(md_cell(n) for n in sorted(names))}"
-                  for p, names in unmapped.items() if names]
+    if not any(unmapped.values()):
+        return []
+    return ["", "## Unmapped GPU names", "",
+            "Rows quarantined until warehouse/gpu_aliases.csv maps them (then reparse).",
+            ""] + [f"- {md_cell(p)}: {', '.join(md_cell(n) for n in sorted(names))}"
+                   for p, names in unmapped.items() if names]
+
+
+def _moves_section(results: list[DayResult], n_moves: int) -> list[str]:
     moves = _moves(results)
-    lines += ["", "## Largest price moves", ""]
-    if moves:
-        lines += ["| provider | offer | old | new | change | since |",
-                  "|---|---|---:|---:|---:|---|"]
-        top = gates.largest_moves([m for _, m in moves], n_moves)
-        owner = {id(m): p for p, m in moves}
-        for m in top:
-            lines.append(f"| {md_cell(owner[id(m)])} | {md_cell(gates.identity_text(m.ident))} "
-                         f"| {m.old:g} | {m.new:g} {md_cell(m.currency)} | {m.pct:+.1f} %"
-                         f"{' (quarantined)' if m.quarantined else ''} "
-                         f"| {m.old_date} |")
-    else:
+    lines = ["", "## Largest price moves", ""]
+    if not moves:
         lines.append("No price changed against a previous snapshot inside the "
                      f"{gates.MOVE_WINDOW_DAYS}-day window.")
+        return lines
+    lines += ["| provider | offer | old | new | change | since |",
+              "|---|---|---:|---:|---:|---|"]
+    top = gates.largest_moves([m for _, m in moves], n_moves)
+    owner = {id(m): p for p, m in moves}
+    for m in top:
+        lines.append(f"| {md_cell(owner[id(m)])} | {md_cell(gates.identity_text(m.ident))} "
+                     f"| {m.old:g} | {m.new:g} {md_cell(m.currency)} | {m.pct:+.1f} %"
+                     f"{' (quarantined)' if m.quarantined else ''} "
+                     f"| {m.old_date} |")
+    return lines
+
+
+def _no_band_section(results: list[DayResult]) -> list[str]:
     no_band: dict[str, set[str]] = {}
     for r in results:
         no_band.setdefault(r.provider, set()).update(r.no_band)
-    if any(no_band.values()):
-        lines += ["", "## Not checked against a price band", "",
-                  "No earlier price of the same GPU model, currency and pricing model (first "
-                  "snapshots): the schema and move gates still applied.", ""]
-        lines += [f"- {md_cell(p)}: {len(v)} (e.g. {md_cell(', '.join(sorted(v)[:5]))})"
-                  for p, v in no_band.items() if v]
+    if not any(no_band.values()):
+        return []
+    return ["", "## Not checked against a price band", "",
+            "No earlier price of the same GPU model, currency and pricing model (first "
+            "snapshots): the schema and move gates still applied.", ""] + [
+        f"- {md_cell(p)}: {len(v)} (e.g. {md_cell(', '.join(sorted(v)[:5]))})"
+        for p, v in no_band.items() if v]
+
+
+def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) -> str:
+    """The run summary as Markdown: a head, then one section per kind of news (a section with
+    nothing to say is left out, except providers and price moves)."""
+    lines = (_summary_head(run_id, results) + _providers_section(results)
+             + _failures_section(results) + _degraded_section(results)
+             + _quarantine_section(results) + _unmapped_section(results)
+             + _moves_section(results, n_moves) + _no_band_section(results))
     return "\n".join(lines) + "\n"
 
 
