@@ -22,6 +22,7 @@ from rich.table import Table
 from flows.gpu_names import load_known_workloads, unknown_gpu
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from sizing.memory import estimate_memory
+from sizing.rank import RankRow
 from sizing.rank import rank as rank_offers
 from sizing.throughput import estimate_throughput
 from sizing.workload import Workload, WorkloadError
@@ -147,6 +148,68 @@ def _money(x: float, cur: str) -> str:
     return f"{x:,.2f} {cur}" if math.isfinite(x) else "—"
 
 
+def _fail(message: str) -> typer.Exit:
+    """Print the error; the caller raises the returned exit (status 2, a usage error)."""
+    err.print(f"[red]error:[/red] {message}")
+    return typer.Exit(2)
+
+
+def _currency_option(currency: str) -> str:
+    currency = currency.upper()
+    if currency not in ("USD", "EUR"):
+        raise _fail(f"currency must be USD or EUR, got {currency}")
+    return currency
+
+
+def _date_option(date: str | None) -> dt.date | None:
+    if not date:
+        return None
+    try:
+        return dt.date.fromisoformat(date)
+    except ValueError:
+        raise _fail(f"--date {date!r} is not YYYY-MM-DD") from None
+
+
+def _offers_or_exit(db: Path, day: dt.date | None, currency: str
+                    ) -> tuple[dt.date, list[dict], float | None]:
+    """read_offers, or exit 2 saying why there is nothing to rank."""
+    problem = warehouse_problem(db)
+    if problem:
+        raise _fail(escape(problem))
+    try:
+        day, offers, usd_factor = read_offers(db, day, currency)
+    except (ValueError, duckdb.Error) as exc:
+        raise _fail(f"{db}: {exc}") from None
+    if not offers:
+        raise _fail(f"no offers on {day}")
+    return day, offers, usd_factor
+
+
+def _fx_missing(offers: list[dict], usd_factor: float | None) -> list[str]:
+    """The currencies without a rate on the day: offers priced in them cannot be ranked."""
+    missing = {str(o["price_currency"]) for o in offers if o["price_per_hour"] is None}
+    if usd_factor is None:
+        missing.add("USD")
+    return sorted(missing)
+
+
+def _rank_table(name: str, rows: list[RankRow], currency: str) -> Table:
+    t = Table(title=name)
+    for col in ("#", "offer", "gpus", "GB/GPU", "tok/s", "hours", "first ckpt",
+                "per ckpt", "finish", "verdict"):
+        t.add_column(col)
+    for i, r in enumerate(rows, 1):
+        t.add_row(str(i), f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}",
+                  f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}",
+                  "" if r.per_gpu_gb is None else f"{r.per_gpu_gb:.1f}",
+                  f"{r.tokens_per_s:.0f}",
+                  f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
+                  _money(r.cost_first_checkpoint, currency),
+                  _money(r.cost_per_checkpoint, currency),
+                  _money(r.cost_to_finish, currency), r.reason)
+    return t
+
+
 def rank(
     workload_file: WorkloadFile,
     date: Annotated[str | None, typer.Option(
@@ -159,35 +222,12 @@ def rank(
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per checkpoint."""
-    currency = currency.upper()
-    if currency not in ("USD", "EUR"):
-        err.print(f"[red]error:[/red] currency must be USD or EUR, got {currency}")
-        raise typer.Exit(2)
-    day = None
-    if date:
-        try:
-            day = dt.date.fromisoformat(date)
-        except ValueError:
-            err.print(f"[red]error:[/red] --date {date!r} is not YYYY-MM-DD")
-            raise typer.Exit(2) from None
+    currency = _currency_option(currency)
+    day = _date_option(date)
     workloads = _load(workload_file)
-    db = _data_dir(data_dir) / "warehouse.duckdb"
-    problem = warehouse_problem(db)
-    if problem:
-        err.print(f"[red]error:[/red] {escape(problem)}")
-        raise typer.Exit(2)
-    try:
-        day, offers, usd_factor = read_offers(db, day, currency)
-    except (ValueError, duckdb.Error) as exc:
-        err.print(f"[red]error:[/red] {db}: {exc}")
-        raise typer.Exit(2) from None
-    if not offers:
-        err.print(f"[red]error:[/red] no offers on {day}")
-        raise typer.Exit(2)
-    missing = {str(o["price_currency"]) for o in offers if o["price_per_hour"] is None}
-    if usd_factor is None:
-        missing.add("USD")
-    missing = sorted(missing)
+    day, offers, usd_factor = _offers_or_exit(_data_dir(data_dir) / "warehouse.duckdb", day,
+                                              currency)
+    missing = _fx_missing(offers, usd_factor)
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes())
     if as_json:
@@ -202,20 +242,7 @@ def rank(
         console.print(f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: "
                       f"offers priced in them cannot be shown in {currency}[/yellow]")
     for name, rows in ranked.items():
-        t = Table(title=name)
-        for col in ("#", "offer", "gpus", "GB/GPU", "tok/s", "hours", "first ckpt",
-                    "per ckpt", "finish", "verdict"):
-            t.add_column(col)
-        for i, r in enumerate(rows, 1):
-            t.add_row(str(i), f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}",
-                      f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}",
-                      "" if r.per_gpu_gb is None else f"{r.per_gpu_gb:.1f}",
-                      f"{r.tokens_per_s:.0f}",
-                      f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
-                      _money(r.cost_first_checkpoint, currency),
-                      _money(r.cost_per_checkpoint, currency),
-                      _money(r.cost_to_finish, currency), r.reason)
-        console.print(t)
+        console.print(_rank_table(name, rows, currency))
 
 
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
