@@ -78,6 +78,58 @@ def _method(text: str) -> str | None:
     return None
 
 
+def _axolotl_workload(d: dict, method: str, r: dict[str, str]) -> tuple[dict | None, str]:
+    """An Axolotl examples/llama-2 row: the example config's settings (module docstring)."""
+    if method != "qlora":
+        return None, "Axolotl LoRA example loads the base in 8 bits (not modeled)"
+    d.update(framework="hf", precision="bf16-true", seq_len=4096, micro_batch=2,
+             lora_rank=32, lora_targets="all", grad_checkpointing=True, gpus=1,
+             sharding="none", optimizer="adamw")
+    d["gpu"] = _gpu(r["gpu_model"])
+    return d, ""
+
+
+def _framework_fields(src: str) -> dict:
+    """LitGPT and PEFT rows train LoRA r=8 on q,v (their defaults, module docstring)."""
+    if "litgpt" in src.lower() or "LitGPT" in src:
+        return dict(framework="litgpt", lora_rank=8, lora_targets="qv")
+    if "PEFT" in src:
+        return dict(framework="hf", lora_rank=8, lora_targets="qv")
+    return dict(framework="hf")
+
+
+def _precision(prec: str, src: str) -> str | None:
+    if "mixed" in prec or prec.startswith("amp_bf16"):
+        return "bf16-mixed"
+    if prec.startswith("bf16"):
+        return "bf16-true"
+    if "PEFT" in src and "unknown" in prec:
+        return "fp32"
+    return None
+
+
+def _batch_shape(r: dict[str, str], src: str) -> tuple[tuple[int, int] | None, str]:
+    """((sequence length, micro-batch), why-not) of a row; PEFT rows take the assumed ones."""
+    if "PEFT" in src:
+        return (PEFT_SEQ_ASSUMED, PEFT_BATCH), ""
+    m = re.search(r"\d+", r["seq_len"])
+    if not (m and "-" not in r["seq_len"].split("(")[0].replace("<=", "")):
+        return None, f"sequence length not stated ({r['seq_len']})"
+    mb = re.search(r"\d+", r["micro_batch"])
+    if not mb:
+        return None, f"micro-batch not stated ({r['micro_batch']})"
+    return (int(m.group()), int(mb.group())), ""
+
+
+def _grad_checkpointing(text: str, framework: str | None, gpus: int) -> bool:
+    gc = text.lower()
+    if gc.startswith("yes") or "recomputation" in gc or "selective" in gc:
+        return True
+    if gc.startswith("no"):
+        return False
+    return framework == "litgpt" and gpus > 1  # litgpt: see module docstring
+
+
 def row_to_workload(r: dict[str, str]) -> tuple[dict | None, str]:
     """(workload dict, why-not) for one calibration row."""
     method = _method(r["method"])
@@ -93,55 +145,25 @@ def row_to_workload(r: dict[str, str]) -> tuple[dict | None, str]:
         d["model"] = name
     else:
         d["params_b"] = float(r["params_b"])
-    prec = r["precision"].lower()
     if "Axolotl" in src:
-        if method != "qlora":
-            return None, "Axolotl LoRA example loads the base in 8 bits (not modeled)"
-        d.update(framework="hf", precision="bf16-true", seq_len=4096, micro_batch=2,
-                 lora_rank=32, lora_targets="all", grad_checkpointing=True, gpus=1,
-                 sharding="none", optimizer="adamw")
-        gpu = _gpu(r["gpu_model"])
-        d["gpu"] = gpu
-        return d, ""
-    if "litgpt" in src.lower() or "LitGPT" in src:
-        d.update(framework="litgpt", lora_rank=8, lora_targets="qv")
-    elif "PEFT" in src:
-        d.update(framework="hf", lora_rank=8, lora_targets="qv")
-    else:
-        d.update(framework="hf")
-    if "mixed" in prec or prec.startswith("amp_bf16"):
-        d["precision"] = "bf16-mixed"
-    elif prec.startswith("bf16"):
-        d["precision"] = "bf16-true"
-    elif "PEFT" in src and "unknown" in prec:
-        d["precision"] = "fp32"
-    else:
+        return _axolotl_workload(d, method, r)
+    d.update(_framework_fields(src))
+    prec = r["precision"].lower()
+    precision = _precision(prec, src)
+    if precision is None:
         return None, f"precision not stated ({r['precision']})"
+    d["precision"] = precision
     if method == "qlora":
         d["double_quant"] = "nf4-dq" in prec
-    m = re.search(r"\d+", r["seq_len"])
-    if "PEFT" in src:
-        d["seq_len"], d["micro_batch"] = PEFT_SEQ_ASSUMED, PEFT_BATCH
-    elif m and "-" not in r["seq_len"].split("(")[0].replace("<=", ""):
-        d["seq_len"] = int(m.group())
-    else:
-        return None, f"sequence length not stated ({r['seq_len']})"
-    if "PEFT" not in src:
-        mb = re.search(r"\d+", r["micro_batch"])
-        if not mb:
-            return None, f"micro-batch not stated ({r['micro_batch']})"
-        d["micro_batch"] = int(mb.group())
+    shape, why = _batch_shape(r, src)
+    if shape is None:
+        return None, why
+    d["seq_len"], d["micro_batch"] = shape
     gpus = int(r["gpus"])
     d["gpus"] = gpus
-    sh = r["sharding"].lower()
-    d["sharding"] = "fsdp" if "fsdp" in sh else "none"
-    gc = r["grad_checkpointing"].lower()
-    if gc.startswith("yes") or "recomputation" in gc or "selective" in gc:
-        d["grad_checkpointing"] = True
-    elif gc.startswith("no"):
-        d["grad_checkpointing"] = False
-    else:  # litgpt: see module docstring
-        d["grad_checkpointing"] = d.get("framework") == "litgpt" and gpus > 1
+    d["sharding"] = "fsdp" if "fsdp" in r["sharding"].lower() else "none"
+    d["grad_checkpointing"] = _grad_checkpointing(r["grad_checkpointing"], d.get("framework"),
+                                                  gpus)
     gpu = _gpu(r["gpu_model"])
     if gpu is None:
         return None, f"GPU wording {r['gpu_model']!r} unknown"
