@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "tests" / "fixtures" / "raw" / "aws"
@@ -51,73 +52,98 @@ def _dump(obj, level: int) -> str:
     return json.dumps(obj, indent=2, separators=(",", " : ")).replace("\n", "\n" + " " * level)
 
 
-def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
-    """Stream a synthetic offer file to path; products first, then terms (as AWS does)."""
-    rng = random.Random(seed)
+def _real_slices() -> tuple[list[dict], dict[str, dict]]:
+    """The compute products and the on-demand terms of the real slices."""
     products, on_demand = [], {}
     for name in SLICES:
         data = json.loads((RAW / name).read_bytes())
         products += [p for p in data["products"].values() if p["productFamily"].startswith(
             "Compute")]
         on_demand.update(data["terms"]["OnDemand"])
+    return products, on_demand
+
+
+def _write_products(fh: TextIO, rng: random.Random, products: list[dict], until: float,
+                    counts: dict[str, int]) -> list[tuple[str, str, bool]]:
+    """Products with new SKUs until the file reaches `until` bytes: (sku, base sku, GPU)."""
+    skus: list[tuple[str, str, bool]] = []
+    first = True
+    while fh.tell() < until:
+        base = rng.choice(products)
+        sku = "".join(rng.choice(SKU_CHARS) for _ in range(16))
+        p = copy.deepcopy(base)
+        p["sku"] = sku
+        attrs = p["attributes"]
+        region, location = rng.choice(REGIONS)
+        attrs["regionCode"], attrs["location"] = region, location
+        gpu = rng.random() < 0.2  # a minority of a region's products are GPU types
+        attrs["instanceType"] = rng.choice(GPU_TYPES if gpu else CPU_TYPES)
+        if not gpu:
+            attrs.pop("gpu", None)
+        fh.write(("" if first else ",\n") + f'    "{sku}" : ' + _dump(p, 4))
+        first = False
+        counts["products"] += 1
+        counts["gpu_products"] += gpu
+        skus.append((sku, base["sku"], gpu))
+    return skus
+
+
+def _write_on_demand(fh: TextIO, skus: list[tuple[str, str, bool]],
+                     on_demand: dict[str, dict]) -> None:
+    """Each product's on-demand terms: those of the real product it copies, re-keyed."""
+    first = True
+    for sku, base_sku, _gpu in skus:
+        terms = {}
+        for code, term in on_demand[base_sku].items():
+            t = copy.deepcopy(term)
+            t["sku"] = sku
+            terms[code.replace(base_sku, sku)] = t
+        fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms, 6))
+        first = False
+
+
+def _write_reserved(fh: TextIO, rng: random.Random, skus: list[tuple[str, str, bool]],
+                    fee: dict, target: int, counts: dict[str, int]) -> None:
+    """Three reserved terms per product, shaped like `fee`, until the file reaches `target`."""
+    first = True
+    for sku, _base, _gpu in skus:
+        if fh.tell() >= target:
+            break
+        terms = {}
+        for length, option in (("1yr", "No Upfront"), ("3yr", "All Upfront"),
+                               ("3yr", "Partial Upfront")):
+            t = copy.deepcopy(fee)
+            t["sku"] = sku
+            t["termAttributes"] = {"LeaseContractLength": length, "OfferingClass": "standard",
+                                   "PurchaseOption": option}
+            t["priceDimensions"]["X.Y.6YS6EN2CT7"] = {
+                "unit": "Hrs", "rateCode": "X.Y.6YS6EN2CT7",
+                "pricePerUnit": {"USD": f"{rng.uniform(0.05, 40):.10f}"}}
+            terms[f"{sku}.{length}{option[:3]}"] = t
+        fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms, 6))
+        first = False
+        counts["reserved"] += 1
+
+
+def write_offer_file(path: Path, size_mb: int, seed: int = 7) -> dict[str, int]:
+    """Stream a synthetic offer file to path; products first, then terms (as AWS does)."""
+    rng = random.Random(seed)
+    products, on_demand = _real_slices()
     # the real RI "Upfront Fee" term (filed under OnDemand in us-east-2): kept there, and reused
     # as the shape of the Reserved terms
     fee = next(iter(on_demand["8D49XP354UEYTHGM"].values()))
     target = size_mb * 1024 * 1024
     share_products = 0.55
     counts = {"products": 0, "gpu_products": 0, "reserved": 0}
-    skus: list[tuple[str, str, bool]] = []
     with path.open("w") as fh:
         fh.write('{\n  "formatVersion" : "v1.0",\n  "offerCode" : "AmazonEC2",\n'
                  '  "version" : "20240528203522",\n'
                  '  "publicationDate" : "2024-05-28T20:35:22Z",\n  "products" : {\n')
-        first = True
-        while fh.tell() < target * share_products:
-            base = rng.choice(products)
-            sku = "".join(rng.choice(SKU_CHARS) for _ in range(16))
-            p = copy.deepcopy(base)
-            p["sku"] = sku
-            attrs = p["attributes"]
-            region, location = rng.choice(REGIONS)
-            attrs["regionCode"], attrs["location"] = region, location
-            gpu = rng.random() < 0.2  # a minority of a region's products are GPU types
-            attrs["instanceType"] = rng.choice(GPU_TYPES if gpu else CPU_TYPES)
-            if not gpu:
-                attrs.pop("gpu", None)
-            fh.write(("" if first else ",\n") + f'    "{sku}" : ' + _dump(p, 4))
-            first = False
-            counts["products"] += 1
-            counts["gpu_products"] += gpu
-            skus.append((sku, base["sku"], gpu))
+        skus = _write_products(fh, rng, products, target * share_products, counts)
         fh.write('\n  },\n  "terms" : {\n    "OnDemand" : {\n')
-        first = True
-        for sku, base_sku, _gpu in skus:
-            terms = {}
-            for code, term in on_demand[base_sku].items():
-                t = copy.deepcopy(term)
-                t["sku"] = sku
-                terms[code.replace(base_sku, sku)] = t
-            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms, 6))
-            first = False
+        _write_on_demand(fh, skus, on_demand)
         fh.write('\n    },\n    "Reserved" : {\n')
-        first = True
-        for sku, _base, _gpu in skus:
-            if fh.tell() >= target:
-                break
-            terms = {}
-            for length, option in (("1yr", "No Upfront"), ("3yr", "All Upfront"),
-                                   ("3yr", "Partial Upfront")):
-                t = copy.deepcopy(fee)
-                t["sku"] = sku
-                t["termAttributes"] = {"LeaseContractLength": length, "OfferingClass": "standard",
-                                       "PurchaseOption": option}
-                t["priceDimensions"]["X.Y.6YS6EN2CT7"] = {
-                    "unit": "Hrs", "rateCode": "X.Y.6YS6EN2CT7",
-                    "pricePerUnit": {"USD": f"{rng.uniform(0.05, 40):.10f}"}}
-                terms[f"{sku}.{length}{option[:3]}"] = t
-            fh.write(("" if first else ",\n") + f'      "{sku}" : ' + _dump(terms, 6))
-            first = False
-            counts["reserved"] += 1
+        _write_reserved(fh, rng, skus, fee, target, counts)
         fh.write('\n    }\n  },\n  "attributesList" : { }\n}\n')
     return counts
 
