@@ -238,44 +238,34 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def run(work: Path, args: argparse.Namespace) -> None:
-    t0 = time.perf_counter()
-    base = real_offers(work)
-    counts = pc.value_counts(base.column("provider")).to_pylist()
-    print(f"real offers: {base.num_rows} from "
-          + ", ".join(f"{c['values']} {c['counts']}" for c in counts))
-    # ~3% of offers are withdrawn on a given night (see Year.step): replicate a little more.
-    table = replicate(base, int(args.offers / 0.96) + 1)
-    year = Year(table)
-    s = Settings(work / "data", work / "snapshots").ensure()
-    con = db.connect(s.db_path)
-    db.init_schema(con)
-    n_fx = fx.load_fx_from_archive(ROOT / "snapshots", con)
-    first = dt.date(2025, 11, 1)
-    days = [first + dt.timedelta(days=i) for i in range(args.nights)]
+def _night(year: Year, day: dt.date, sort_nights: bool) -> dict[str, pa.Table]:
+    night = year.night(day)
+    if sort_nights:
+        night = {p: t.sort_by(SORT_KEYS) for p, t in night.items()}
+    return night
+
+
+def load_year(s: Settings, con, year: Year, days: list[dt.date],
+              sort_nights: bool) -> tuple[int, float]:
+    """Every night of `days` through the load path: (rows loaded, seconds)."""
     rows = 0
     t = time.perf_counter()
     for i, day in enumerate(days):
         if i:
             year.step()
-        night = year.night(day)
-        if args.sort_nights:
-            night = {p: t.sort_by(SORT_KEYS) for p, t in night.items()}
-        rows += load_night(s, con, day, night)
+        rows += load_night(s, con, day, _night(year, day, sort_nights))
         if (i + 1) % 50 == 0:
             print(f"  {i + 1} nights, {rows:,} rows, {time.perf_counter() - t:.0f} s")
-    build_s = time.perf_counter() - t
-    print(f"built {len(days)} nights, {rows:,} rows ({rows / len(days):,.0f} a night) in "
-          f"{build_s:.0f} s; {n_fx} ECB rates")
-    con.execute("CHECKPOINT")
-    disk = {"lake": du(s.lake_root), "warehouse.duckdb": s.db_path.stat().st_size}
+    return rows, time.perf_counter() - t
 
+
+def time_warehouse(s: Settings, con, work: Path, year: Year, extra_day: dt.date,
+                   sort_nights: bool) -> tuple[dict[str, float], dict[str, pa.Table]]:
+    """The warehouse's timings: one more night's load (`extra_day`, also returned), the
+    questions, the weekly report."""
     results: dict[str, float] = {}
-    extra_day = days[-1] + dt.timedelta(days=1)
     year.step()
-    night = year.night(extra_day)
-    if args.sort_nights:
-        night = {p: t.sort_by(SORT_KEYS) for p, t in night.items()}
+    night = _night(year, extra_day, sort_nights)
     results["load one night"], _ = timed(lambda: load_night(s, con, extra_day, night))
     last = extra_day
     results["cheapest_daily (year)"], cd = timed(
@@ -291,27 +281,32 @@ def run(work: Path, args: argparse.Namespace) -> None:
         lambda: write_report(con, work / "reports", None, "EUR", workloads), runs=1)
     print(f"result sizes: cheapest_daily {cd.num_rows:,} rows, price_changes (7 d) "
           f"{ch.num_rows:,}, offer_history ({HISTORY_GPU}) {oh.num_rows:,}; report {html}")
+    return results, night
 
+
+def time_pandas(con, work: Path, days: list[dt.date], extra_day: dt.date,
+                night: dict[str, pa.Table]) -> dict[str, float]:
+    """The same year as one CSV file a night, `night` written as CSV, and the questions."""
     pandas_s: dict[str, float] = {}
-    if not args.no_pandas:
-        csv_dir = work / "csv"
-        csv_dir.mkdir()
-        cols = ", ".join(["snapshot_date"] + ID_COLS + ["price_per_hour", "price_per_gpu_hour"])
-        t = time.perf_counter()
-        for day in days + [extra_day]:
-            con.execute(f"COPY (SELECT {cols} FROM offers WHERE snapshot_date = ?) "  # noqa: S608
-                        f"TO '{csv_dir / (day.isoformat() + '.csv')}' (HEADER)", [day])
-        con.execute(f"COPY fx_rates TO '{work / 'fx.csv'}' (HEADER)")
-        print(f"wrote {len(days) + 1} CSV files in {time.perf_counter() - t:.0f} s "
-              f"({du(csv_dir) / 1e6:,.0f} MB)")
-        one = pa.concat_tables(list(night.values())).to_pandas()
-        t = time.perf_counter()
-        one.to_csv(work / "one_night.csv", index=False)
-        pandas_s["load one night"] = time.perf_counter() - t
-        pandas_s.update(pandas_side(csv_dir, work / "fx.csv", last))
-    con.close()
+    csv_dir = work / "csv"
+    csv_dir.mkdir()
+    cols = ", ".join(["snapshot_date"] + ID_COLS + ["price_per_hour", "price_per_gpu_hour"])
+    t = time.perf_counter()
+    for day in days + [extra_day]:
+        con.execute(f"COPY (SELECT {cols} FROM offers WHERE snapshot_date = ?) "  # noqa: S608
+                    f"TO '{csv_dir / (day.isoformat() + '.csv')}' (HEADER)", [day])
+    con.execute(f"COPY fx_rates TO '{work / 'fx.csv'}' (HEADER)")
+    print(f"wrote {len(days) + 1} CSV files in {time.perf_counter() - t:.0f} s "
+          f"({du(csv_dir) / 1e6:,.0f} MB)")
+    one = pa.concat_tables(list(night.values())).to_pandas()
+    t = time.perf_counter()
+    one.to_csv(work / "one_night.csv", index=False)
+    pandas_s["load one night"] = time.perf_counter() - t
+    pandas_s.update(pandas_side(csv_dir, work / "fx.csv", extra_day))
+    return pandas_s
 
-    total_mb = sum(disk.values()) / 1e6
+
+def print_timings(results: dict[str, float], pandas_s: dict[str, float]) -> None:
     print()
     print(f"{'measure':34} {'duckdb s':>9} {'target s':>9} {'ok':>3} {'pandas s':>9} "
           f"{'pandas/duckdb':>14}")
@@ -324,6 +319,11 @@ def run(work: Path, args: argparse.Namespace) -> None:
     if "read CSVs" in pandas_s:
         print(f"{'(pandas: reading the CSV files)':34} {'':9} {'':9} {'':3} "
               f"{pandas_s['read CSVs']:9.3f}")
+
+
+def print_disk(s: Settings, disk: dict[str, int]) -> None:
+    """Disk use as the loads left it, then compacted."""
+    total_mb = sum(disk.values()) / 1e6
     print(f"disk: lake {disk['lake'] / 1e6:,.1f} MB + warehouse "
           f"{disk['warehouse.duckdb'] / 1e6:,.1f} MB = {total_mb:,.1f} MB "
           f"(target < 300 MB: {'yes' if total_mb < 300 else 'NO'})")
@@ -332,6 +332,34 @@ def run(work: Path, args: argparse.Namespace) -> None:
     print(f"after `gpuprices compact` ({time.perf_counter() - t:.0f} s): warehouse "
           f"{before / 1e6:,.1f} -> {after / 1e6:,.1f} MB, lake + warehouse "
           f"{(disk['lake'] + after) / 1e6:,.1f} MB")
+
+
+def run(work: Path, args: argparse.Namespace) -> None:
+    t0 = time.perf_counter()
+    base = real_offers(work)
+    counts = pc.value_counts(base.column("provider")).to_pylist()
+    print(f"real offers: {base.num_rows} from "
+          + ", ".join(f"{c['values']} {c['counts']}" for c in counts))
+    # ~3% of offers are withdrawn on a given night (see Year.step): replicate a little more.
+    table = replicate(base, int(args.offers / 0.96) + 1)
+    year = Year(table)
+    s = Settings(work / "data", work / "snapshots").ensure()
+    con = db.connect(s.db_path)
+    db.init_schema(con)
+    n_fx = fx.load_fx_from_archive(ROOT / "snapshots", con)
+    first = dt.date(2025, 11, 1)
+    days = [first + dt.timedelta(days=i) for i in range(args.nights)]
+    rows, build_s = load_year(s, con, year, days, args.sort_nights)
+    print(f"built {len(days)} nights, {rows:,} rows ({rows / len(days):,.0f} a night) in "
+          f"{build_s:.0f} s; {n_fx} ECB rates")
+    con.execute("CHECKPOINT")
+    disk = {"lake": du(s.lake_root), "warehouse.duckdb": s.db_path.stat().st_size}
+    extra_day = days[-1] + dt.timedelta(days=1)
+    results, night = time_warehouse(s, con, work, year, extra_day, args.sort_nights)
+    pandas_s = {} if args.no_pandas else time_pandas(con, work, days, extra_day, night)
+    con.close()
+    print_timings(results, pandas_s)
+    print_disk(s, disk)
     print(f"total bench time {time.perf_counter() - t0:.0f} s")
 
 
