@@ -260,7 +260,7 @@ def _logits_bytes(w: Workload, prof: FrameworkProfile, notes: list[str]) -> floa
 def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None,
                     capacity_gb: float | None = None) -> MemoryEstimate:
     """Peak memory per GPU. `gpus` is the data-parallel world size (sharding divides by it).
-    Each term has its own function; the notes come out in the order of the breakdown."""
+    Each term has its own function, which appends its notes."""
     prof = profile(w.framework)
     n = max(1, gpus or w.gpus or 1)
     notes: list[str] = []
