@@ -73,7 +73,8 @@ from warehouse.contract import Offer
 
 # 1: variant = offer_key|source|provider_term, nulls skipped (before this module).
 # 2: source|provider_term|tier|price_kind|gcp_model|offer_key, positional.
-# 3: VARIANT_KEYS below (no source): one offer whatever it was read from.
+# 3: VARIANT_KEYS below (no source): one offer whatever it was read from (stored with
+#    warehouse/store.py PRICE_TOLERANCE: prices one part in a million apart are one price).
 VERSION = 3
 
 COLUMNS = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
