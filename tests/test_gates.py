@@ -15,8 +15,8 @@ from spiders.archive import Capture
 from spiders.parsers import parse_body
 from spiders.providers.aws.history import captures_from_p5_series
 from spiders.providers.gcp.history import captures_from_gcp_history
-from tests.conftest import FIXTURES
-from warehouse import lake
+from tests.conftest import FIXTURES, ROOT, manifest_rows
+from warehouse import identity, lake
 
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
 P5 = FIXTURES / "raw" / "aws" / (
@@ -239,3 +239,30 @@ def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):
     assert "│ 1 │" in r.stdout
     r = gp("quarantine", "list", "--date", "2026-09-30", *args)
     assert "move:" not in r.stdout
+
+
+def test_one_day_read_from_the_api_and_the_page_keeps_the_apis_price(settings):
+    """Runpod's real API answer and its real 2023 pricing page (whose SKUs are the API's GPU
+    ids), as one night that read both would file them: one price per offer reaches the lake,
+    the page's rows are quarantined as superseded, and the run summary counts them."""
+    page_row = next(r for r in manifest_rows("runpod") if "nextdata" in r["file"])
+    page = Capture(provider="runpod", url=page_row["url"], method="GET",
+                   body=(ROOT / page_row["file"]).read_bytes(),
+                   captured_at=dt.datetime.combine(D1, dt.time(2, 5), dt.UTC))
+    api = runpod_api(D1)
+    offers = api.offers + parse_body(page.body, page.meta())
+    res = pipeline.store_day(settings, "runpod", D1,
+                             pipeline.Parsed(offers=offers, errors=[], captures=2))
+    assert res.quarantine_reasons["superseded"] == 27
+    held = [r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod")
+            .to_pylist() if r["reason"].startswith("superseded")]
+    assert "superseded: same offer read from the api at 3.49; page said 4.49" in held
+    rows = lake.read_partition(settings.lake_root, D1, "runpod").to_pylist()
+    idents = [identity.of_row(r) for r in rows]
+    assert len(idents) == len(set(idents)) == res.rows
+    h100 = [r for r in rows if r["sku"] == "NVIDIA H100 80GB HBM3/secure"]
+    assert [(r["price_per_hour"], json.loads(r["extra"])["source"]) for r in h100] == [
+        (3.49, "api")]
+    summary = pipeline.load(settings, [res], "r").read_text()
+    assert "superseded: 27" in summary
+    assert q(settings, "SELECT count(*) FROM price_changes") == [(0,)]
