@@ -28,7 +28,9 @@ SELECT *
 FROM (
     SELECT DISTINCT ON (s.change, s.provider, o.offer_id)
         s.change, s.provider, s.listed_on, o.offer_id, o.sku, o.region, o.gpu_model,
-        o.pricing_model, o.price_per_hour, o.currency
+        o.pricing_model, o.price_per_hour, o.currency,
+        -- the rest of the identity, so rows that read alike can be told apart
+        o.commitment_months, o.variant
     FROM sides AS s
     JOIN offer_observations AS o
       ON o.provider = s.provider AND o.snapshot_date = s.listed_on
