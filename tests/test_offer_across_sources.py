@@ -9,6 +9,7 @@ import pytest
 
 from flows import pipeline
 from flows.config import Settings
+from reports.tables import view_rows
 from tests.conftest import ROOT
 from warehouse import db
 
@@ -29,19 +30,13 @@ def con(tmp_path_factory):
     c.close()
 
 
-def _rows(con, sql, params=()):
-    cur = con.execute(sql, list(params))
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-
-
 A2_SPOT = ("provider = 'gcp' AND sku = 'a2-highgpu-1g' AND region = 'us-central1' "
            "AND pricing_model = 'spot'")
 
 
 def test_w41_price_changes_hold_the_gcp_a2_spot_move(con):
     # Before, the history export's rows and the page's were two offers each: no change at all.
-    rows = _rows(con, "SELECT * FROM price_changes_between(?, ?, 'USD')", W41)
+    rows = view_rows(con, "SELECT * FROM price_changes_between(?, ?, 'USD')", *W41)
     a2 = [r for r in rows if (r["provider"], r["sku"], r["region"], r["pricing_model"])
           == ("gcp", "a2-highgpu-1g", "us-central1", "spot")]
     assert [(r["old_date"], r["old_price_per_hour"], r["new_price_per_hour"]) for r in a2] == [
@@ -56,12 +51,12 @@ def test_w41_price_changes_hold_the_gcp_a2_spot_move(con):
 
 
 def test_an_offer_keeps_its_id_when_the_source_changes(con):
-    hist = _rows(con, f"SELECT * FROM offer_history WHERE {A2_SPOT} ORDER BY valid_from")  # noqa: S608
+    hist = view_rows(con, f"SELECT * FROM offer_history WHERE {A2_SPOT} ORDER BY valid_from")  # noqa: S608
     assert len({r["offer_id"] for r in hist}) == 1
     assert [(r["price_per_hour"], r["valid_to"], r["is_current"]) for r in hist][-2:] == [
         (1.92802, dt.date(2026, 7, 30), False), (2.20401, dt.date(2026, 10, 5), True)]
     # Runpod: the 2023 page and the 2026 API name the H100 SXM secure price by the same GPU id.
-    h100 = _rows(con, "SELECT * FROM price_changes WHERE provider = 'runpod' "
+    h100 = view_rows(con, "SELECT * FROM price_changes WHERE provider = 'runpod' "
                       "AND sku = 'NVIDIA H100 80GB HBM3/secure'")
     assert [(r["old_date"], r["old_price_per_hour"], r["new_date"], r["new_price_per_hour"],
              r["missed_snapshots"]) for r in h100] == [
@@ -69,7 +64,7 @@ def test_an_offer_keeps_its_id_when_the_source_changes(con):
 
 
 def test_w41_disappeared_is_what_the_page_could_have_listed(con):
-    rows = _rows(con, "SELECT * FROM offer_turnover(?, ?)", W41)
+    rows = view_rows(con, "SELECT * FROM offer_turnover(?, ?)", *W41)
     gone = [r for r in rows if r["change"] == "disappeared"]
     # The page prices us-central1 only; the export 40 regions. Only us-central1 offers can have
     # disappeared, and at most as many as the export listed there (it was 3,609 rows, every
