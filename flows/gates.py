@@ -33,7 +33,8 @@ The gates, in order, for each parsed offer:
 Per provider-day, a row count below half the last good snapshot's (inside the same window)
 marks the provider degraded: it still loads, and the run summary and webhook say so.
 Rows released by a reviewer (`gpuprices quarantine release`) are exempt from gates 4 and 5 for
-that date, provider, identity and price, so a reparse does not quarantine them again.
+that date, provider, identity and price, and stand in gate 3 over the row that superseded them,
+so a reparse does not quarantine them again.
 """
 
 from __future__ import annotations
@@ -180,18 +181,24 @@ def superseded_reason(loser: Offer, winner: Offer) -> str:
             f"{winner.price_per_hour:g}; {_source(loser)} said {loser.price_per_hour:g}")
 
 
-def one_price_per_offer(offers: Iterable[Offer]
+def one_price_per_offer(offers: Iterable[Offer], ref: Reference | None = None
                         ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
-    """One provider-day's rows split into the one row per offer identity that stands (by
-    identity.SOURCE_PRECEDENCE, then the order read; kept in the order read) and the others,
-    each with the reason it was held back."""
+    """One provider-day's rows split into the one row per offer identity that stands and the
+    others, each with the reason it was held back. The row that stands: one a reviewer released
+    at its price (`ref.released`: the reviewer chose it over the one that stood), else the first
+    by identity.SOURCE_PRECEDENCE, then the order read. Rows keep the order read."""
     offers = list(offers)
+    ref = ref or Reference()
+
+    def rank(o: Offer) -> tuple[int, int]:
+        released = is_released(ref, identity.of_offer(o), o.price_per_hour)
+        return (0 if released else 1, identity.source_rank(o.extra.get("source")))
+
     best: dict[Identity, int] = {}
     for i, o in enumerate(offers):
         ident = identity.of_offer(o)
         j = best.get(ident)
-        if j is None or (identity.source_rank(o.extra.get("source"))
-                         < identity.source_rank(offers[j].extra.get("source"))):
+        if j is None or rank(o) < rank(offers[j]):
             best[ident] = i
     winners = set(best.values())
     standing = [o for i, o in enumerate(offers) if i in winners]
@@ -217,7 +224,7 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
             out.bad.append((o, f"unmapped GPU wording {wording!r}"))
         else:
             mapped.append(o)
-    standing, superseded = one_price_per_offer(mapped)
+    standing, superseded = one_price_per_offer(mapped, ref)
     out.bad.extend(superseded)
     for o in standing:
         ident = identity.of_offer(o)

@@ -266,3 +266,13 @@ def test_one_day_read_from_the_api_and_the_page_keeps_the_apis_price(settings):
     summary = pipeline.load(settings, [res], "r").read_text()
     assert "superseded: 27" in summary
     assert q(settings, "SELECT count(*) FROM price_changes") == [(0,)]
+    # A reviewer who prefers the page's price releases it; the reparse keeps that one instead.
+    assert ops_cli.release_rows(settings, D1, "runpod", "api at 3.49; page said 4.49")[0] == 1
+    again = pipeline.store_day(settings, "runpod", D1,
+                               pipeline.Parsed(offers=offers, errors=[], captures=2))
+    pipeline.load(settings, [again], "r2")
+    assert again.quarantine_reasons["superseded"] == 27
+    assert "superseded: same offer read from the page at 4.49; api said 3.49" in [
+        r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod").to_pylist()]
+    assert q(settings, "SELECT price_per_hour FROM offers "
+                       "WHERE sku = 'NVIDIA H100 80GB HBM3/secure'") == [(4.49,)]
