@@ -7,7 +7,13 @@ The gates, in order, for each parsed offer:
 1. schema and types: known provider and pricing model, a non-empty SKU, a finite positive price
    and GPU count, a three-letter currency, `price_per_gpu_hour` = `price_per_hour / gpu_count`;
 2. unmapped GPU wording (gpu_model None): quarantined and listed, never guessed;
-3. duplicates of another row of the same page;
+3. one price per offer (warehouse/identity.py): of the rows of one identity, the row of the
+   source first in identity.SOURCE_PRECEDENCE stands (among equals, the first read); another row
+   of the same page is a duplicate, a row of another source or page is superseded, and its
+   reason names both prices ("superseded: same offer read from the api at 3.49; page said
+   2.99"). So the warehouse never gets one offer at two prices on one day from reading it twice.
+   This step runs on the rows that passed 1 and 2, before 4 and 5: the price that stands is
+   decided by where it was read, not by which of the prices the later gates would have kept;
 4. plausible per-GPU band: `price_per_gpu_hour` must lie within a factor BAND_FACTOR (20) of the
    median per-GPU price of the same GPU model, currency and pricing model across every
    provider's last good snapshot (at most BAND_WINDOW_DAYS old). Per pricing model because spot
@@ -27,7 +33,8 @@ The gates, in order, for each parsed offer:
 Per provider-day, a row count below half the last good snapshot's (inside the same window)
 marks the provider degraded: it still loads, and the run summary and webhook say so.
 Rows released by a reviewer (`gpuprices quarantine release`) are exempt from gates 4 and 5 for
-that date, provider, identity and price, so a reparse does not quarantine them again.
+that date, provider, identity and price, and stand in gate 3 over the row that superseded them,
+so a reparse does not quarantine them again.
 """
 
 from __future__ import annotations
@@ -159,30 +166,68 @@ def band_for(ref: Reference, o: Offer) -> tuple[float, float] | None:
     return mid / BAND_FACTOR, mid * BAND_FACTOR
 
 
+def _source(o: Offer) -> str:
+    return str(o.extra.get("source") or "unknown source")
+
+
+def superseded_reason(loser: Offer, winner: Offer) -> str:
+    """Why `loser` does not stand beside `winner`, the row of the same offer that does."""
+    if loser.source_url == winner.source_url:
+        return "duplicate of another row from the same page"
+    if _source(loser) == _source(winner):
+        return (f"superseded: same offer read from {winner.source_url} at "
+                f"{winner.price_per_hour:g}; {loser.source_url} said {loser.price_per_hour:g}")
+    return (f"superseded: same offer read from the {_source(winner)} at "
+            f"{winner.price_per_hour:g}; {_source(loser)} said {loser.price_per_hour:g}")
+
+
+def one_price_per_offer(offers: Iterable[Offer], ref: Reference | None = None
+                        ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """One provider-day's rows split into the one row per offer identity that stands and the
+    others, each with the reason it was held back. The row that stands: one a reviewer released
+    at its price (`ref.released`: the reviewer chose it over the one that stood), else the first
+    by identity.SOURCE_PRECEDENCE, then the order read. Rows keep the order read."""
+    offers = list(offers)
+    ref = ref or Reference()
+
+    def rank(o: Offer) -> tuple[int, int]:
+        released = is_released(ref, identity.of_offer(o), o.price_per_hour)
+        return (0 if released else 1, identity.source_rank(o.extra.get("source")))
+
+    best: dict[Identity, int] = {}
+    for i, o in enumerate(offers):
+        ident = identity.of_offer(o)
+        j = best.get(ident)
+        if j is None or rank(o) < rank(offers[j]):
+            best[ident] = i
+    winners = set(best.values())
+    standing = [o for i, o in enumerate(offers) if i in winners]
+    held = [(o, superseded_reason(o, offers[best[identity.of_offer(o)]]))
+            for i, o in enumerate(offers) if i not in winners]
+    return standing, held
+
+
 def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResult:
     """Split one provider-day's parsed offers into loadable rows and quarantined rows (with
     their reason), collect price moves against the previous snapshot and decide whether the
     provider is degraded."""
     ref = ref or Reference()
     out = GateResult()
-    seen: set[tuple] = set()
     no_band: set[str] = set()
+    mapped: list[Offer] = []
     for o in offers:
         problem = schema_problem(o)
         if problem:
             out.bad.append((o, f"schema: {problem}"))
-            continue
-        if o.gpu_model is None:
+        elif o.gpu_model is None:
             wording = o.extra.get("gpu_wording", o.sku)
             out.bad.append((o, f"unmapped GPU wording {wording!r}"))
-            continue
-        # The warehouse's identity (its variant keys tell apart rows such as Azure's Spot and
-        # Low Priority for one SKU), read off the same page.
+        else:
+            mapped.append(o)
+    standing, superseded = one_price_per_offer(mapped, ref)
+    out.bad.extend(superseded)
+    for o in standing:
         ident = identity.of_offer(o)
-        if (ident, o.source_url) in seen:
-            out.bad.append((o, "duplicate of another row from the same page"))
-            continue
-        seen.add((ident, o.source_url))
         released = is_released(ref, ident, o.price_per_hour)
         band = band_for(ref, o)
         if band is None:

@@ -345,7 +345,7 @@ def test_a_warehouse_of_the_old_identity_definition_is_restored_without_splittin
     assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [
         (str(identity.VERSION),)]
     assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
-        "page", "page||On-demand", "page|||from"]
+        "", "|On-demand", "||from"]
     numbers = con.execute("SELECT * FROM offer_ids ORDER BY offer_no").fetchall()
     db.init_schema(con)  # the record now matches: nothing is stored again
     assert con.execute("SELECT * FROM offer_ids ORDER BY offer_no").fetchall() == numbers
@@ -354,9 +354,52 @@ def test_a_warehouse_of_the_old_identity_definition_is_restored_without_splittin
     assert con.execute("SELECT count(*) FROM offer_ids").fetchone()[0] == 3
     assert sorted(con.execute("SELECT variant, old_price_per_hour, new_price_per_hour "
                               "FROM price_changes").fetchall()) == [
-        ("page||On-demand", 2.99, 2.79), ("page|||from", 1.55, 1.45)]
+        ("|On-demand", 2.99, 2.79), ("||from", 1.55, 1.45)]
     assert con.execute("SELECT count(*), min(n_snapshots) FROM offer_history "
-                       "WHERE variant = 'page'").fetchall() == [(1, 2)]
+                       "WHERE variant = ''").fetchall() == [(1, 2)]
+
+
+# How the store built `variant` under identity definition 2: `source` was the first key.
+_STAGE_SQL_V2 = """
+    CREATE OR REPLACE TEMP TABLE _in AS
+    SELECT *, rtrim(concat_ws('|', coalesce(v[1], ''), coalesce(v[2], ''), coalesce(v[3], ''),
+                              coalesce(v[4], ''), coalesce(v[5], ''), coalesce(v[6], '')),
+                    '|') AS variant,
+           hash(gpu_memory_gb, vcpus, ram_gb, interconnect, billing_increment_s, min_billing_s,
+                extra) AS detail_hash
+    FROM (
+        SELECT *, json_extract_string(extra, ['$.source', '$.provider_term', '$.tier',
+                                              '$.price_kind', '$.gcp_model', '$.offer_key']) AS v
+        FROM {src}
+    )
+"""
+
+
+def test_a_warehouse_that_kept_sources_apart_joins_them_into_one_offer(con, monkeypatch):
+    """Definition 2 kept a history export's and a page's rows of one offer apart; the restore
+    under definition 3 makes them one offer, and the move between them a price change."""
+    from warehouse import identity, store
+
+    def gcp_spot(day, source, price):
+        meta = CaptureMeta("gcp", f"https://example.test/{source}",
+                           dt.datetime.combine(day, dt.time(2), tzinfo=dt.UTC))
+        return offers_to_table([make_offer(
+            meta, sku="a2-highgpu-1g", region="us-central1", gpu_model="A100-40GB",
+            gpu_count=1, price_per_hour=price, pricing_model="spot",
+            extra={"source": source, "provider_term": "Spot"})])
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "_STAGE_SQL", _STAGE_SQL_V2)
+        db.load_partition(con, DAY1, "gcp", gcp_spot(DAY1, "history", 1.92802))
+        db.load_partition(con, DAY2, "gcp", gcp_spot(DAY2, "page", 2.20401))
+    con.execute("UPDATE warehouse_meta SET value = '2' WHERE key = 'identity_version'").fetchall()
+    assert con.execute("SELECT count(*) FROM price_changes").fetchall() == [(0,)]
+    db.init_schema(con)
+    assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [
+        (str(identity.VERSION),)]
+    assert con.execute("SELECT variant FROM offer_ids").fetchall() == [("Spot",)]
+    assert con.execute("SELECT old_date, old_price_per_hour, new_price_per_hour "
+                       "FROM price_changes").fetchall() == [(DAY1, 1.92802, 2.20401)]
 
 
 def test_the_identity_restore_is_one_transaction(con, monkeypatch):

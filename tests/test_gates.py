@@ -15,8 +15,8 @@ from spiders.archive import Capture
 from spiders.parsers import parse_body
 from spiders.providers.aws.history import captures_from_p5_series
 from spiders.providers.gcp.history import captures_from_gcp_history
-from tests.conftest import FIXTURES
-from warehouse import lake
+from tests.conftest import FIXTURES, ROOT, manifest_rows
+from warehouse import identity, lake
 
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
 P5 = FIXTURES / "raw" / "aws" / (
@@ -190,7 +190,8 @@ def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
     # The release is recorded with the identity by name.
     (rec,) = [json.loads(line) for line in
               pipeline.releases_path(settings).read_text().splitlines()]
-    assert rec["identity"]["gpu_model"] == "B200-180GB" and rec["identity"]["source"] == "api"
+    # Where the price was read is not part of it (identity VERSION 3).
+    assert rec["identity"]["gpu_model"] == "B200-180GB" and "source" not in rec["identity"]
 
 
 def test_a_release_recorded_by_position_still_lets_its_row_through(settings):
@@ -238,3 +239,40 @@ def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):
     assert "│ 1 │" in r.stdout
     r = gp("quarantine", "list", "--date", "2026-09-30", *args)
     assert "move:" not in r.stdout
+
+
+def test_one_day_read_from_the_api_and_the_page_keeps_the_apis_price(settings):
+    """Runpod's real API answer and its real 2023 pricing page (whose SKUs are the API's GPU
+    ids), as one night that read both would file them: one price per offer reaches the lake,
+    the page's rows are quarantined as superseded, and the run summary counts them."""
+    page_row = next(r for r in manifest_rows("runpod") if "nextdata" in r["file"])
+    page = Capture(provider="runpod", url=page_row["url"], method="GET",
+                   body=(ROOT / page_row["file"]).read_bytes(),
+                   captured_at=dt.datetime.combine(D1, dt.time(2, 5), dt.UTC))
+    api = runpod_api(D1)
+    offers = api.offers + parse_body(page.body, page.meta())
+    res = pipeline.store_day(settings, "runpod", D1,
+                             pipeline.Parsed(offers=offers, errors=[], captures=2))
+    assert res.quarantine_reasons["superseded"] == 27
+    held = [r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod")
+            .to_pylist() if r["reason"].startswith("superseded")]
+    assert "superseded: same offer read from the api at 3.49; page said 4.49" in held
+    rows = lake.read_partition(settings.lake_root, D1, "runpod").to_pylist()
+    idents = [identity.of_row(r) for r in rows]
+    assert len(idents) == len(set(idents)) == res.rows
+    h100 = [r for r in rows if r["sku"] == "NVIDIA H100 80GB HBM3/secure"]
+    assert [(r["price_per_hour"], json.loads(r["extra"])["source"]) for r in h100] == [
+        (3.49, "api")]
+    summary = pipeline.load(settings, [res], "r").read_text()
+    assert "superseded: 27" in summary
+    assert q(settings, "SELECT count(*) FROM price_changes") == [(0,)]
+    # A reviewer who prefers the page's price releases it; the reparse keeps that one instead.
+    assert ops_cli.release_rows(settings, D1, "runpod", "api at 3.49; page said 4.49")[0] == 1
+    again = pipeline.store_day(settings, "runpod", D1,
+                               pipeline.Parsed(offers=offers, errors=[], captures=2))
+    pipeline.load(settings, [again], "r2")
+    assert again.quarantine_reasons["superseded"] == 27
+    assert "superseded: same offer read from the page at 4.49; api said 3.49" in [
+        r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod").to_pylist()]
+    assert q(settings, "SELECT price_per_hour FROM offers "
+                       "WHERE sku = 'NVIDIA H100 80GB HBM3/secure'") == [(4.49,)]

@@ -5,6 +5,7 @@ import collections
 import dataclasses
 import datetime as dt
 import json
+import re
 
 import duckdb
 import pytest
@@ -31,11 +32,11 @@ EXTRAS = [
     {"source": "page", "provider_term": "X"},
     {"source": "page", "price_kind": "from"},
     {"source": "page", "gcp_model": "dws_flex_start"},
-    {"offer_key": "k", "source": ""},
-    {"source": None, "provider_term": "Spot"},
-    {"source": 1, "tier": True, "price_kind": 1.5},
-    {"source": ["a", 1], "provider_term": {"b": 2}},
-    {"source": dt.date(2026, 1, 2)},
+    {"offer_key": "k", "tier": ""},
+    {"tier": None, "provider_term": "Spot"},
+    {"offer_key": 1, "tier": True, "price_kind": 1.5},
+    {"offer_key": ["a", 1], "provider_term": {"b": 2}},
+    {"gcp_model": dt.date(2026, 1, 2)},
     {"gpu_wording": "not a key"},
 ]
 
@@ -53,7 +54,21 @@ def test_the_variant_sql_gives_the_python_variant():
     sql = f"SELECT {identity.variant_sql('e')} FROM unnest(?) WITH ORDINALITY AS t(e, n)"  # noqa: S608
     got = [r[0] for r in con.execute(f"{sql} ORDER BY n", [texts]).fetchall()]
     assert got == [identity.of_row(_row(e)).variant for e in EXTRAS]
-    assert got[:4] == ["", "", "api", "api|Low Priority"]  # the texts stored before stay
+    # Where a price was read is not part of it (identity VERSION 3).
+    assert got[:4] == ["", "", "", "Low Priority"]
+
+
+def test_one_offer_whatever_source_it_was_read_from():
+    # GCP's a2-highgpu-1g spot in us-central1 as the 2026-07-30 history export and the
+    # 2026-10-05 pricing page give it (extra as their parsers write it).
+    hist = _row({"derived": True, "provider_term": "Spot", "source": "history"})
+    page = _row({"column": "Current Spot pricing (USD)", "provider_term": "Spot",
+                 "source": "page"})
+    assert identity.of_row(hist) == identity.of_row(page)
+    assert identity.of_row(_row({"source": "api"})) != identity.of_row(hist)
+    assert identity.source_rank("api") < identity.source_rank("spot_feed") \
+        < identity.source_rank("page") < identity.source_rank("history") \
+        < identity.source_rank("derived") < identity.source_rank("wayback")
 
 
 def test_one_variant_text_per_combination_of_keys():
@@ -144,29 +159,32 @@ def test_rows_told_apart_by_a_variant_key_are_two_offers_for_gates_and_warehouse
 # variants each must show, so the test keeps exercising them.
 PROVIDERS = ("azure", "lambda", "nebius", "runpod", "gcp")
 EXPECTED_VARIANTS = {
-    "azure": {"api", "api|Spot", "api|Low Priority"},
-    "lambda": {"page||On-demand"},
-    "nebius": {"page", "page|||from"},
-    "runpod": {"api", "page"},
-    "gcp": {"page", "page||||dws_flex_start", "page||||resource_cud", "page||||flexible_cud"},
+    "azure": {"", "Spot", "Low Priority"},
+    "lambda": {"|On-demand"},
+    "nebius": {"", "||from"},
+    "gcp": {"", "|||dws_flex_start", "|||resource_cud", "|||flexible_cud"},
 }
 
 
 @pytest.fixture(scope="module")
 def real_days(tmp_path_factory):
     """Each provider-day of the bundled real captures, parsed as the nightly run parses it:
-    (day, provider, parsed offers). Runpod's API answer is also filed on the day of its pricing
-    page's JSON-LD capture, so that day holds API and page prices."""
+    (day, provider, parsed offers). Two days hold one offer from two sources, as a night that
+    reads both would: Runpod's API answer is also filed on the day of its 2023 pricing page
+    (whose SKUs are the API's GPU ids), GCP's billing-API capture on the day of its pricing
+    page."""
     root = tmp_path_factory.mktemp("real") / "snapshots"
     for p in PROVIDERS:
         for r in manifest_rows(p):
             import_capture(root, ROOT / r["file"], p, r["url"], parse_timestamp(r["captured_at"]),
                            method=r["method"], origin=r["origin"])
-    api = next(r for r in manifest_rows("runpod") if r["method"] == "POST")
-    page = next(r for r in manifest_rows("runpod") if "jsonld" in r["file"])
-    import_capture(root, ROOT / api["file"], "runpod", api["url"],
-                   parse_timestamp(page["captured_at"]) + dt.timedelta(minutes=5),
-                   method="POST", origin=api["origin"])
+    for p, api_url, page_file in (("runpod", "graphql", "nextdata"),
+                                  ("gcp", "cloudbilling", "gpu-price-index")):
+        api = next(r for r in manifest_rows(p) if api_url in r["url"])
+        page = next(r for r in manifest_rows(p) if page_file in r["file"])
+        import_capture(root, ROOT / api["file"], p, api["url"],
+                       parse_timestamp(page["captured_at"]) + dt.timedelta(minutes=5),
+                       method=api["method"], origin=api["origin"])
     return [(d, p, pipeline.parse_archive(path, p).offers) for d, p, path in list_archives(root)]
 
 
@@ -174,16 +192,16 @@ def test_gates_and_warehouse_group_real_captures_the_same_way(real_days):
     con = db.connect(":memory:")
     db.init_schema(con)
     seen_variants: dict[str, set[str]] = collections.defaultdict(set)
+    superseded: dict[str, list[str]] = collections.defaultdict(list)
     for day, provider, offers in real_days:
         out = gates.run_gates(offers)
         checked = [o for o in offers if gates.schema_problem(o) is None and o.gpu_model]
-        # The gates' duplicate check holds back exactly the rows whose identity was already
-        # read off the same page ...
-        pairs = {(identity.of_offer(o), o.source_url) for o in checked}
-        dups = [o for o, r in out.bad if r.startswith("duplicate")]
-        assert len(dups) == len(checked) - len(pairs), (day, provider)
+        # The gates hold back exactly the rows whose identity was already read that day ...
+        held = [(o, r) for o, r in out.bad if r.startswith(("duplicate", "superseded"))]
+        assert len(held) == len(checked) - len({identity.of_offer(o) for o in checked})
         # ... and none of these real pages lists one identity twice.
-        assert dups == [], (day, provider)
+        assert not [o for o, r in held if r.startswith("duplicate")], (day, provider)
+        superseded[provider] += [r for o, r in held]
         db.load_partition(con, day, provider, offers_to_table(out.good))
         ours = {identity.of_offer(o) for o in out.good}
         stored = {identity.of_row(r) for r in db.query(
@@ -194,7 +212,17 @@ def test_gates_and_warehouse_group_real_captures_the_same_way(real_days):
         seen_variants[provider] |= {i.variant for i in ours}
     for provider, expected in EXPECTED_VARIANTS.items():
         assert expected <= seen_variants[provider], provider
-    # Runpod's combined day keeps the API and the page price of one GPU apart.
-    both = con.execute("SELECT count(*) FROM (SELECT sku FROM offer_ids WHERE provider = "
-                       "'runpod' GROUP BY ALL HAVING count(DISTINCT variant) > 1)").fetchone()
-    assert both[0] > 0
+    # The combined days list one offer from the API and from the page: it is one offer at the
+    # API's price, the page's row superseded with both prices named. Before identity VERSION 3
+    # these were two offers with two histories. Runpod: 27 GPUs on both, most at other prices
+    # (2026 API, 2023 page: H100 SXM secure 3.49 vs 4.49); GCP: 5 A2 types in us-central1, at
+    # one price.
+    got = {p: rs for p, rs in superseded.items() if rs}
+    assert {p: len(rs) for p, rs in got.items()} == {"runpod": 27, "gcp": 5}
+    assert all(re.fullmatch(r"superseded: same offer read from the api at [\d.]+; "
+                            r"page said [\d.]+", r) for rs in got.values() for r in rs)
+    assert ("superseded: same offer read from the api at 3.49; page said 4.49"
+            in got["runpod"])
+    # One price per offer per day reached the warehouse: no "change" within one day.
+    twice = con.execute("SELECT count(*) FROM price_changes WHERE old_date = new_date").fetchone()
+    assert twice[0] == 0

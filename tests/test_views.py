@@ -13,11 +13,13 @@ History (synthetic offers via make_offer; storage and SQL are under test, not pa
   aws     A100 spot           12 CNY on D1 only (a group with no USD price without rates)
 """
 
+import dataclasses
 import datetime as dt
 
 import pyarrow as pa
 import pytest
 
+from flows import gates
 from tests.conftest import to_old_layout
 from warehouse import db, lake
 from warehouse.contract import CaptureMeta, make_offer, offers_to_table
@@ -231,28 +233,33 @@ def test_cheapest_daily_without_fx_rates(tmp_path):
     con.close()
 
 
-def test_identity_variant_keeps_two_sources_apart(tmp_path):
+def test_one_offer_whatever_source_its_price_was_read_from(tmp_path):
+    """Runpod's page then its API list one GPU: one offer (identity VERSION 3; it used to be
+    one offer per source, so the move 2.69 -> 2.49 was no change at all). On the day that lists
+    it from both, the API's price stands and the page's is quarantined, so the warehouse never
+    holds the offer at two prices on one day."""
     con = db.connect(":memory:")
     db.init_schema(con)
-    for day, api_price in ((D1, 2.69), (D2, 2.49)):
+    for day, sources in ((D1, {"page": 2.69}), (D2, {"api": 2.49, "page": 2.69})):
         meta = CaptureMeta(provider="runpod", url="https://example.test",
                            captured_at=dt.datetime.combine(day, dt.time(3), tzinfo=dt.UTC))
-        day_offers = [
-            make_offer(meta, sku="H100 SXM", gpu_model="H100-SXM-80GB", gpu_count=1,
-                       price_per_hour=api_price, pricing_model="community",
-                       extra={"source": "api"}),
-            make_offer(meta, sku="H100 SXM", gpu_model="H100-SXM-80GB", gpu_count=1,
-                       price_per_hour=2.69, pricing_model="community",
-                       extra={"source": "page"}),
-        ]
-        db.load_partition(con, day, "runpod", offers_to_table(day_offers))
-    changes = _rows(con, "SELECT variant, old_price_per_hour, new_price_per_hour "
+        day_offers = [make_offer(dataclasses.replace(meta, url=f"https://example.test/{src}"),
+                                 sku="H100 SXM", gpu_model="H100-SXM-80GB", gpu_count=1,
+                                 price_per_hour=price, pricing_model="community",
+                                 extra={"source": src})
+                      for src, price in sorted(sources.items(), reverse=True)]
+        out = gates.run_gates(day_offers)
+        if day == D2:
+            assert [r for _, r in out.bad] == [
+                "superseded: same offer read from the api at 2.49; page said 2.69"]
+        db.load_partition(con, day, "runpod", offers_to_table(out.good))
+    changes = _rows(con, "SELECT variant, old_date, old_price_per_hour, new_price_per_hour "
                          "FROM price_changes")
-    assert changes == [{"variant": "api", "old_price_per_hour": 2.69,
+    assert changes == [{"variant": "", "old_date": D1, "old_price_per_hour": 2.69,
                         "new_price_per_hour": 2.49}]
-    history = con.execute("SELECT variant, count(*) FROM offer_history GROUP BY ALL "
-                          "ORDER BY 1").fetchall()
-    assert history == [("api", 2), ("page", 1)]
+    history = con.execute("SELECT count(DISTINCT offer_id), count(*) FROM offer_history"
+                          ).fetchall()
+    assert history == [(1, 2)]
     con.close()
 
 

@@ -1,40 +1,65 @@
-"""What makes two offer rows "the same offer": the one definition the quality gates (duplicates,
-day-over-day moves), the warehouse store (offer_ids, the history views) and quarantine releases
-all use.
+"""What makes two offer rows "the same offer", and which of a provider-day's prices for one offer
+stands: the one definition the quality gates (one price per offer, day-over-day moves), the
+warehouse store (offer_ids, the history views) and quarantine releases all use.
 
 An identity is the offer's identity COLUMNS (what a buyer would name: provider, SKU, region,
 GPU model and count, pricing model, term, the day an announced price takes effect, currency)
 plus the VARIANT_KEYS of its `extra`: words a provider prints beside one SKU's several prices,
-which make them different things to buy rather than one price that moved. Each key, and which
-providers' parsers set it:
+which make them different things to buy rather than one price that moved. Where a price was
+read (`extra.source`: api, page, spot_feed, history, radar_diff, derived; a Wayback capture is
+read as the page it archived) is NOT part of it: GCP's a2-highgpu-1g spot in us-central1 is
+one offer whether the history export or the pricing page gave its price, so a change of source
+is not an offer withdrawn and another listed, and a price that moved while the source changed
+is a price change (identity VERSION 3). Each key, and which providers' parsers set it
+(spiders/providers/*/parser.py; checked when `source` was dropped):
 
-- `source`: where the price was read (`api`, `page`, `spot_feed`, `history`, `derived`; every
-  parser). Runpod's API and its pricing page, Azure's API and its history export, can list one
-  SKU at prices computed differently; each keeps its own history.
-- `provider_term`: the provider's word for the pricing model when ours is coarser (Azure "Spot"
-  vs the legacy "Low Priority", both `spot`; GCP, CoreWeave and AWS "Spot"; Lambda's term when
-  the page gives no length).
-- `tier`: Lambda's plan tier, printed beside per-GPU prices of one instance type.
+- `provider_term`: the provider's word for the pricing model when ours is coarser. Azure
+  prints "Spot" and the legacy "Low Priority" meters for one SKU, both `spot`, at different
+  prices (parser and its history rows alike, both through `_offer`); GCP, CoreWeave and AWS's
+  spot feed print "Spot"; Lambda's tier stands in for a term when the page gives no length.
+  Stays: Azure's two spot meters are two things to buy.
+- `tier`: Lambda's plan tier, printed beside per-GPU prices of one instance type. Stays: two
+  tiers are two prices of one instance type on one page.
 - `price_kind`: Nebius "from $X" prices (`from`): a lower bound, not the price of the row
-  without it.
+  without it. Stays: a floor and a firm price are different offers.
 - `gcp_model`: GCP's purchase option when it shares our pricing model with another on one page
-  (DWS Flex-start beside on-demand, resource-based beside flexible CUDs). Before it was a key,
-  the gates held back the second of each pair as a duplicate of the first.
+  (DWS Flex-start beside on-demand, resource-based beside flexible CUDs; the history export
+  marks its CUD rows `resource_cud` as the page does). Stays: before it was a key, the gates
+  held back the second of each pair as a duplicate of the first.
 - `offer_key`: no parser sets it today; it is the key a parser author sets when a provider lists
   two rows the keys above do not tell apart (docs/warehouse.md).
 
 `extra.variant`, which the gates once read too, is not a key: no parser ever set it, and the
 warehouse column of that name is built from the keys above.
 
+One price per offer per provider-day. When a day lists one identity more than once (two
+sources, or two pages of one source), SOURCE_PRECEDENCE decides which price stands
+(`standing`), and the gates quarantine the others as superseded, naming both prices:
+
+1. `api`: the provider's machine-readable price list (Runpod GraphQL, GCP billing catalogue,
+   Azure retail prices, AWS offer file), the figure its billing uses;
+2. `spot_feed`: AWS's spot price feed, machine-readable and published for that purpose;
+3. `page`: the rendered pricing page, written for people: rounded, sometimes behind the API;
+4. `history`: a bundled history export (GCP, AWS, Azure), prices recomputed from another
+   publisher's record of the provider's list, dated by when that record was taken;
+5. `radar_diff`: a third party's diff of Azure's list, partial by design;
+6. `derived`: a value computed from other figures (CoreWeave's becloudready JSON layout).
+
+A source not listed ranks after them all; among equal ranks the row read first stands (captures
+are parsed in a fixed order, so a reparse keeps the same one). On the bundled snapshots no
+provider-day lists one identity from two sources (each day was read from one source), so this
+rule decides nothing there yet; a live night that reads Runpod's API and page, or GCP's page and
+billing API, is where it does.
+
 The warehouse stores the keys joined into one text column, `variant`: each key's value in
 VARIANT_KEYS order (missing or empty = ''), joined by '|', trailing '|' removed. Given values
 without '|', that is one text per combination of keys, so grouping by `variant` groups exactly
-as grouping by the keys; `source` first and `provider_term` second keep the texts of the rows
-that have only those (`api`, `api|Low Priority`) as they were. variant_sql() is the same rule
-in SQL, for the store's staging query.
+as grouping by the keys. variant_sql() is the same rule in SQL, for the store's staging query.
 
 Changing COLUMNS, VARIANT_KEYS or the rule changes the identity of stored offers: bump VERSION,
 and init_schema re-stores every identity of an existing warehouse (warehouse/schema.py).
+Quarantine releases are stored by name (to_record); a release recorded under an older VERSION
+still reads: names that are no longer keys (`source`) are ignored.
 """
 
 from __future__ import annotations
@@ -47,12 +72,17 @@ from typing import Any, NamedTuple
 from warehouse.contract import Offer
 
 # 1: variant = offer_key|source|provider_term, nulls skipped (before this module).
-# 2: VARIANT_KEYS below, positional.
-VERSION = 2
+# 2: source|provider_term|tier|price_kind|gcp_model|offer_key, positional.
+# 3: VARIANT_KEYS below (no source): one offer whatever it was read from (stored with
+#    warehouse/store.py PRICE_TOLERANCE: prices one part in a million apart are one price).
+VERSION = 3
 
 COLUMNS = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
            "commitment_months", "effective_from", "currency")
-VARIANT_KEYS = ("source", "provider_term", "tier", "price_kind", "gcp_model", "offer_key")
+VARIANT_KEYS = ("provider_term", "tier", "price_kind", "gcp_model", "offer_key")
+
+# Which source's price stands when one provider-day lists an offer more than once (best first).
+SOURCE_PRECEDENCE = ("api", "spot_feed", "page", "history", "radar_diff", "derived")
 
 # The warehouse's identity columns (offer_ids): the columns, then the keys as one text.
 STORED = (*COLUMNS, "variant")
@@ -70,7 +100,6 @@ class Identity(NamedTuple):
     commitment_months: int | None
     effective_from: dt.date | None
     currency: str
-    source: str | None
     provider_term: str | None
     tier: str | None
     price_kind: str | None
@@ -166,6 +195,15 @@ def from_positional_v1(values: Sequence[Any], provider: str) -> Identity:
     released.jsonl). gpu_count is None: those records do not have it."""
     rec = dict(zip(_POSITIONAL_V1, values, strict=False))
     return _make({**rec, "provider": provider, "gpu_count": None}, rec)
+
+
+def source_rank(source: Any) -> int:
+    """Where a price read from `source` stands in SOURCE_PRECEDENCE (0 = first); a source not
+    listed ranks after all of them."""
+    try:
+        return SOURCE_PRECEDENCE.index(source)
+    except ValueError:
+        return len(SOURCE_PRECEDENCE)
 
 
 def variant_sql(extra: str = "extra") -> str:

@@ -42,6 +42,19 @@ _CAPTURE_COLS = ", ".join(CAPTURE)
 _CAPTURE_MATCH = " AND ".join(f"c.{c} = n.{c}" for c in ("snapshot_date", "provider")
                               + CAPTURE)
 
+# Two observations of one offer are at different prices when they differ by more than one part in
+# a million. Prices of one offer read from different sources differ below that without the
+# provider having changed anything: GCP's history export recomputes a2-highgpu-1g's 3-year CUD
+# in us-central1 as 1.285708326 where the page prints 1.285708338; 36 of the 69 "changes" of
+# week 2026-W41 were such. No provider prices in steps that small.
+PRICE_TOLERANCE = 1e-6
+
+
+def _differs(a: str, b: str) -> str:
+    """SQL: prices `a` and `b` (our own expressions) differ by more than PRICE_TOLERANCE."""
+    return f"(abs({a} - {b}) > {PRICE_TOLERANCE!r} * greatest(abs({a}), abs({b})))"
+
+
 # Rows of an offers relation {src} with their identity's variant (built from the extra keys
 # that tell two rows of one sku apart, warehouse/identity.py) and the hash of their detail
 # columns. {src} is our own relation name, never data.
@@ -143,13 +156,13 @@ _BASE_LAST_SQL = """
 # Same-day duplicates (one identity at two prices) chain in price order; the first takes the
 # latest earlier point; repeats of one price point at their first. Rows sorted by model and
 # offer so each column compresses well.
-_POINTS_SQL = """
+_POINTS_SQL = f"""
     INSERT INTO offer_points
     SELECT $d, $p, gpu_model, offer_no, price_per_hour,
            CASE WHEN dup_no > 0 OR k > 1 THEN $d ELSE b.d END,
            CASE WHEN dup_no > 0 THEN NULL
-                WHEN k > 1 THEN lag_p
-                WHEN b.p <> price_per_hour THEN b.p END,
+                WHEN k > 1 THEN CASE WHEN {_differs("lag_p", "price_per_hour")} THEN lag_p END
+                WHEN {_differs("b.p", "price_per_hour")} THEN b.p END,
            dup_no, detail_no, capture_no, available
     FROM (
         SELECT *,
@@ -160,25 +173,25 @@ _POINTS_SQL = """
     ) AS n
     LEFT JOIN _base AS b USING (offer_no)
     ORDER BY gpu_model, offer_no, price_per_hour, dup_no
-"""
+"""  # noqa: S608 (our constants)
 
 # The next observation after $d of each affected offer now follows the latest point on or
 # before $d (one of today's, or the one before).
-_RELINK_NEXT_SQL = """
+_RELINK_NEXT_SQL = f"""
     UPDATE offer_points AS o
     SET prev_date = t.ud,
-        old_price_per_hour = CASE WHEN t.up <> o.price_per_hour THEN t.up END
+        old_price_per_hour = CASE WHEN {_differs("t.up", "o.price_per_hour")} THEN t.up END
     FROM (
         SELECT x.offer_no, x.m.d AS nd, x.m.p AS np, u.m.d AS ud, u.m.p AS up
         FROM (
-            SELECT offer_no, min({'d': snapshot_date, 'p': price_per_hour}) AS m
+            SELECT offer_no, min({{'d': snapshot_date, 'p': price_per_hour}}) AS m
             FROM offer_points
             WHERE provider = $p AND snapshot_date > $d
               AND offer_no IN (SELECT offer_no FROM _aff)
             GROUP BY offer_no
         ) AS x
         LEFT JOIN (
-            SELECT offer_no, max({'d': d, 'p': p}) AS m
+            SELECT offer_no, max({{'d': d, 'p': p}}) AS m
             FROM (SELECT offer_no, d, p FROM _base
                   UNION ALL
                   SELECT offer_no, $d, price_per_hour FROM _rows)
@@ -187,7 +200,7 @@ _RELINK_NEXT_SQL = """
     ) AS t
     WHERE o.provider = $p AND o.offer_no = t.offer_no AND o.snapshot_date = t.nd
       AND o.price_per_hour = t.np AND o.dup_no = 0
-"""
+"""  # noqa: S608 (our constants)
 
 # last_* of the affected offers, recomputed from offer_points ...
 _LAST_SCAN_SQL = """
@@ -306,17 +319,18 @@ def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
         run(con, sql)
     con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
     con.execute(_CHEAPEST_SQL)
-    con.execute("""
+    con.execute(f"""
         INSERT INTO offer_points
         SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour,
                CASE WHEN dup_no > 0 THEN snapshot_date ELSE lag(snapshot_date) OVER w END,
-               CASE WHEN dup_no = 0 AND lag(price_per_hour) OVER w <> price_per_hour
+               CASE WHEN dup_no = 0
+                         AND {_differs("lag(price_per_hour) OVER w", "price_per_hour")}
                     THEN lag(price_per_hour) OVER w END,
                dup_no, detail_no, capture_no, available
         FROM _rows
         WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_date, price_per_hour)
         ORDER BY snapshot_date, provider, gpu_model, offer_no, price_per_hour, dup_no
-    """)
+    """)  # noqa: S608 (our constants)
     con.execute("""
         UPDATE offer_ids AS i
         SET last_date = t.m.d, last_price_per_hour = t.m.p

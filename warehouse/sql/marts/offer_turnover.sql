@@ -6,7 +6,16 @@
 -- before the week did not (change = 'appeared', listed_on = the week's snapshot), and the other
 -- way round (change = 'disappeared', listed_on = the snapshot before the week), with their
 -- price in the offer currency on listed_on. One row per identity: the identity is what appeared
--- or disappeared. Ordered by change, provider, sku, region, pricing model, price.
+-- or disappeared, whatever source each snapshot read it from (warehouse/identity.py: a history
+-- export one week and the pricing page the next list the same offers).
+--
+-- Only where the other snapshot was read: an offer counts as disappeared only if the newer
+-- snapshot lists some offer of the provider in its region, and as appeared only if the older
+-- one does. A source that covers fewer regions is not a withdrawal: GCP's pricing page
+-- (2026-10-05) prices us-central1 only, its history export (2026-07-30) 40 regions, and the
+-- 3,500 offers of the other 39 regions were not read, not withdrawn. Providers without
+-- regions (region NULL) are one region. Ordered by change, provider, sku, region, pricing
+-- model, price.
 CREATE OR REPLACE MACRO offer_turnover(week_start, week_end) AS TABLE
 WITH sides AS (
     SELECT provider, 'appeared' AS change, new_date AS listed_on, old_date AS absent_on
@@ -19,13 +28,20 @@ SELECT *
 FROM (
     SELECT DISTINCT ON (s.change, s.provider, o.offer_id)
         s.change, s.provider, s.listed_on, o.offer_id, o.sku, o.region, o.gpu_model,
-        o.pricing_model, o.price_per_hour, o.currency
+        o.pricing_model, o.price_per_hour, o.currency,
+        -- the rest of the identity, so rows that read alike can be told apart
+        o.commitment_months, o.variant
     FROM sides AS s
     JOIN offer_observations AS o
       ON o.provider = s.provider AND o.snapshot_date = s.listed_on
     WHERE NOT EXISTS (
         SELECT 1 FROM offer_observations AS a
         WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.offer_id = o.offer_id
+    )
+      AND EXISTS (
+        SELECT 1 FROM offer_observations AS r
+        WHERE r.provider = s.provider AND r.snapshot_date = s.absent_on
+          AND r.region IS NOT DISTINCT FROM o.region
     )
 )
 ORDER BY change, provider, sku, coalesce(region, ''), pricing_model, price_per_hour

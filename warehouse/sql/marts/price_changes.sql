@@ -4,8 +4,11 @@
 -- differs. old_date is the last snapshot at the old price, new_date the first at the new one.
 -- missed_snapshots counts provider snapshots between them in which the offer was absent
 -- (0 = seen on consecutive snapshots), so a withdrawal and return at another price shows
--- rather than hides. If one snapshot lists an identity twice at two prices, that shows as a
--- change with old_date = new_date (a parser or identity problem to fix, not to hide).
+-- rather than hides. A change of source is no change of offer (warehouse/identity.py): GCP's
+-- a2-highgpu-1g spot read from the history export on 2026-07-30 at 1.92802 and from the page on
+-- 2026-10-05 at 2.20401 is one change. The gates let one price per offer and provider-day through
+-- (the others are quarantined as superseded), so a change with old_date = new_date means a row
+-- reached the warehouse around them: a problem to fix, shown rather than hidden.
 -- abs_change and pct_change are per instance-hour, in the offer currency.
 --
 -- Each load stores every observation's previous one (offer_points.prev_date, and

@@ -4,8 +4,11 @@
 -- (the staging view under the history questions). An offer's identity is what a buyer would
 -- call "the same thing": provider, sku, region, gpu_model, gpu_count, pricing_model,
 -- commitment_months, effective_from, currency and `variant`, built from the extra keys that
--- tell two such rows apart (source = api|page, provider_term such as Azure's "Low Priority",
--- …: warehouse/identity.py). offer_id is a 64-bit hash of the identity.
+-- tell two such rows apart (provider_term such as Azure's "Low Priority", GCP's gcp_model, …:
+-- warehouse/identity.py). Where a price was read (api, page, history export) is not part of
+-- it: an offer read from a history export one week and the page the next is one offer, and the
+-- gates let one price per offer and provider-day through. offer_id is a 64-bit hash of the
+-- identity.
 -- snapshot_no numbers the provider's own snapshot dates (1 = its first), so a gap in an
 -- offer's snapshot_no means the provider was read that day and the offer was absent.
 --
