@@ -18,7 +18,8 @@ from flows import ops_cli, pipeline, progress, report_cli, sizing_cli
 from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
 from flows.results import DayResult
-from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from flows.status import status_table
+from flows.warehouse_state import REPLAY_HINT, age_limit, warehouse_problem
 from spiders.importer import archive_new, import_manifest, parse_timestamp
 from spiders.importer import import_capture as archive_capture
 from spiders.providers.aws.history import captures_from_p5_series
@@ -57,36 +58,8 @@ def _providers(names: list[str] | None) -> list[str]:
     return names
 
 
-def _status_table(results: list[DayResult]) -> Table:
-    t = Table(title="providers")
-    for col in ("provider", "snapshots", "latest", "status", "rows", "quarantined", "problem"):
-        t.add_column(col)
-    by_provider: dict[str, list[DayResult]] = {}
-    for r in results:
-        by_provider.setdefault(r.provider, []).append(r)
-    for provider, rs in by_provider.items():
-        dated = [r for r in rs if r.snapshot_date]
-        latest = max((r.snapshot_date for r in dated), default=None)
-        worst = ("failed" if any(r.status == "failed" for r in rs)
-                 else "degraded" if any(r.status == "degraded" for r in rs) else "ok")
-        problems = [e for r in rs for e in r.errors]
-        style = {"ok": "green", "degraded": "yellow", "failed": "red"}[worst]
-        shown = worst
-        stale = [r for r in rs if r.status == "failed" and r.stale_since is not None]
-        if stale:
-            # Its last good snapshot stays the latest it offers: say how old that is.
-            shown = f"failed, stale ({stale[-1].stale_days} d)"
-            latest = latest or stale[-1].stale_since
-        # Provider text as it is: an error quoting "[...]" must not be read as markup.
-        t.add_row(provider, str(len(dated)), str(latest or "-"), Text(shown, style=style),
-                  str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
-                  Text(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
-                                      else "")) if problems else "")
-    return t
-
-
-def _report(results: list[DayResult]) -> int:
-    console.print(_status_table(results))
+def _report(results: list[DayResult], settings: Settings) -> int:
+    console.print(status_table(results, age_limit(settings.db_path)))
     unmapped: dict[str, set[str]] = {}
     for r in results:
         unmapped.setdefault(r.provider, set()).update(r.unmapped)
@@ -154,7 +127,7 @@ def crawl(
     providers = _providers(provider)
     with run_lock(settings), _progress(settings, providers, replay):
         results = _run_direct(settings, providers, replay)
-    raise typer.Exit(_report(results))
+    raise typer.Exit(_report(results, settings))
 
 
 @app.command()
@@ -169,7 +142,7 @@ def reparse(
     providers = _providers(provider)
     with run_lock(settings), _progress(settings, providers, date):
         results = _run_direct(settings, providers, date)
-    raise typer.Exit(_report(results))
+    raise typer.Exit(_report(results, settings))
 
 
 @app.command()
@@ -235,7 +208,7 @@ def nightly(
     providers = _providers(provider)
     with run_lock(settings), _progress(settings, providers, replay):
         results = nightly_flow(settings, providers, replay)
-    raise typer.Exit(_report(results))
+    raise typer.Exit(_report(results, settings))
 
 
 @app.command()

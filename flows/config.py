@@ -52,6 +52,27 @@ def settings_from(data_dir: str | Path | None = None,
     return Settings(data_dir=data, archive_root=archive)
 
 
+MAX_AGE_ENV = "GPUPRICES_MAX_AGE_DAYS"
+
+
+def max_age_days(option: int | None = None) -> int | None:
+    """The age limit of a run's "now" (offers_as_of: a provider's latest snapshot older than
+    this many days is stale): the command's --max-age-days, else $GPUPRICES_MAX_AGE_DAYS, else
+    None, which leaves the warehouse's own default (default_max_age_days(), 14 days)."""
+    if option is not None:
+        return option
+    raw = os.environ.get(MAX_AGE_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{MAX_AGE_ENV}={raw!r} is not a whole number of days") from None
+    if value < 0:
+        raise ValueError(f"{MAX_AGE_ENV}={raw!r}: the age limit cannot be negative")
+    return value
+
+
 def prefect_env(settings: Settings) -> dict[str, str]:
     """Environment for Prefect: its home inside the data folder and no telemetry."""
     return {

@@ -220,12 +220,15 @@ def replay(settings: Settings, provider: str, spec: str,
            on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
     """A provider's archived days (`spec`: a date YYYY-MM-DD or 'all') parsed, checked and
     written to the lake; a single failed day when the archive has none."""
-    results = reparse(settings, provider, parse_dates(spec, settings, [provider]), on_day)
+    dates = parse_dates(spec, settings, [provider])
+    results = reparse(settings, provider, dates, on_day)
     if not results:
         results = [DayResult(provider=provider, snapshot_date=None, status="failed",
                              errors=[f"{provider}: no archived snapshot for {spec}"])]
         if on_day is not None:
             on_day(results[0])
+    for r in results:  # a replayed day is judged on that day, not on the machine's clock
+        r.run_date = dates[0] if dates else None
     return results
 
 
@@ -262,7 +265,8 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
             message = None
             if r.status == "failed":
                 row = con.execute("SELECT max(snapshot_date) FROM provider_snapshots "
-                                  "WHERE provider = ?", [r.provider]).fetchall()
+                                  "WHERE provider = ? AND snapshot_date <= ?",
+                                  [r.provider, r.as_of]).fetchall()
                 r.stale_since = row[0][0] if row else None
                 if r.stale_since is not None:
                     message = (f"stale: serving the {r.stale_since} snapshot "

@@ -36,6 +36,10 @@ def report(
         "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")] = None,
     archive: Annotated[Path | None, typer.Option(
         "--archive", help="Raw archive root (for the ECB files). Default: snapshots/")] = None,
+    max_age_days: Annotated[int | None, typer.Option(
+        "--max-age-days", min=0,
+        help="A provider's latest snapshot older than this at the week's end is stale: listed "
+             "apart, in no figure. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
 ) -> None:
     """Write the weekly report: <data>/reports/<week>/report.html, report.md and CSV tables."""
     if week:
@@ -53,7 +57,7 @@ def report(
         err.print(f"[yellow]{p}[/yellow]", highlight=False)
     console.print(f"FX: {n} ECB rates loaded from {settings.archive_root}")
     try:
-        html = make_report(settings, week, currency.upper(), workloads)
+        html = make_report(settings, week, currency.upper(), workloads, max_age_days)
     except (ValueError, WorkloadError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(2) from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from flows.config import REPO_ROOT, Settings
+from flows.config import max_age_days as max_age_days_from
 from flows.gpu_names import load_known_workloads
 from reports.render import write_report
 from spiders import fx, registry
@@ -37,12 +38,16 @@ def refresh_fx(settings: Settings, fetch: bool = False) -> tuple[int, list[str]]
 
 
 def make_report(settings: Settings, week: str | None = None, currency: str = "EUR",
-                workloads_file: Path | None = None) -> Path:
-    """Write `<data>/reports/<week>/report.html`, `report.md` and the CSVs; returns the HTML."""
+                workloads_file: Path | None = None, max_age_days: int | None = None) -> Path:
+    """Write `<data>/reports/<week>/report.html`, `report.md` and the CSVs; returns the HTML.
+    `max_age_days`: the age limit of "now" (default: $GPUPRICES_MAX_AGE_DAYS, else the
+    warehouse's)."""
+    max_age_days = max_age_days_from(max_age_days)
     workloads = load_known_workloads(workloads_file or DEFAULT_WORKLOADS)
     con = db.connect(settings.db_path, read_only=True)
     try:
         return write_report(con, settings.reports_dir, week=week, currency=currency,
-                            workloads=workloads, node_shapes=registry.node_shapes())
+                            workloads=workloads, node_shapes=registry.node_shapes(),
+                            max_age_days=max_age_days)
     finally:
         con.close()

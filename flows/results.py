@@ -26,13 +26,21 @@ class DayResult:
     no_band: list[str] = field(default_factory=list)  # GPU models too new for the band gate
     degraded: str | None = None  # why the gates marked the provider degraded
     stale_since: dt.date | None = None  # a failed provider's last good snapshot still served
+    # The day the run is about: the replayed date of `--replay DATE` (None: the snapshot date,
+    # else today). A failed provider serves its last good snapshot on or before this day.
+    run_date: dt.date | None = None
 
     @property
     def message(self) -> str:
         return "; ".join(self.errors)
 
     @property
+    def as_of(self) -> dt.date:
+        """The day this result is judged on: run_date, else its snapshot date, else today."""
+        return self.run_date or self.snapshot_date or dt.datetime.now(dt.UTC).date()
+
+    @property
     def stale_days(self) -> int | None:
         if self.stale_since is None:
             return None
-        return ((self.snapshot_date or dt.datetime.now(dt.UTC).date()) - self.stale_since).days
+        return (self.as_of - self.stale_since).days

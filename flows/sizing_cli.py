@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from flows.config import max_age_days as config_max_age_days
 from flows.gpu_names import load_known_workloads, unknown_gpu
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from sizing.memory import estimate_memory
@@ -120,22 +121,26 @@ def _data_dir(data_dir: Path | None) -> Path:
     return data_dir or Path(os.environ.get("GPUPRICES_HOME", "data"))
 
 
-def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD"
-                ) -> tuple[dt.date, list[dict], float | None]:
-    """What one could rent on `date` (default: the newest snapshot date), priced in `currency`
-    by the warehouse: each provider's latest snapshot on or before the day, as in cheapest_now
-    and the weekly report (offers_priced_as_of), and the USD -> currency factor of that day for
-    the cost constants (fx_factor; None without a rate)."""
+def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
+                max_age_days: int | None = None) -> tuple[dt.date, list[dict], float | None]:
+    """What one could rent on `date` (default: the warehouse's today, latest_snapshot.as_of),
+    priced in `currency` by the warehouse: each provider's latest snapshot on or before the day,
+    as in cheapest_now and the weekly report (offers_priced_as_of, with is_stale past
+    `max_age_days`: default $GPUPRICES_MAX_AGE_DAYS, else the warehouse's), and the USD ->
+    currency factor of that day for the cost constants (fx_factor; None without a rate)."""
+    max_age_days = config_max_age_days(max_age_days)
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         if date is None:
-            row = con.execute("SELECT snapshot_date FROM latest_snapshot").fetchone()
+            row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
             if not row or row[0] is None:
                 raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
             date = row[0]
+        if max_age_days is None:
+            max_age_days = con.execute("SELECT default_max_age_days()").fetchone()[0]
         # In a fixed order, so that equal costs always come out the same way round.
-        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?) ORDER BY ALL",
-                          [date, currency])
+        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL",
+                          [date, currency, max_age_days])
         names = [d[0] for d in cur.description]
         offers = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
         usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, date]).fetchone()[0]
@@ -170,14 +175,14 @@ def _date_option(date: str | None) -> dt.date | None:
         raise _fail(f"--date {date!r} is not YYYY-MM-DD") from None
 
 
-def _offers_or_exit(db: Path, day: dt.date | None, currency: str
+def _offers_or_exit(db: Path, day: dt.date | None, currency: str, max_age_days: int | None
                     ) -> tuple[dt.date, list[dict], float | None]:
     """read_offers, or exit 2 saying why there is nothing to rank."""
     problem = warehouse_problem(db)
     if problem:
         raise _fail(escape(problem))
     try:
-        day, offers, usd_factor = read_offers(db, day, currency)
+        day, offers, usd_factor = read_offers(db, day, currency, max_age_days)
     except (ValueError, duckdb.Error) as exc:
         raise _fail(f"{db}: {exc}") from None
     if not offers:
@@ -219,6 +224,10 @@ def rank(
     currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    max_age_days: Annotated[int | None, typer.Option(
+        "--max-age-days", min=0,
+        help="A provider's latest snapshot older than this on the day is stale (is_stale): "
+             "never recommended. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per checkpoint."""
@@ -226,7 +235,7 @@ def rank(
     day = _date_option(date)
     workloads = _load(workload_file)
     day, offers, usd_factor = _offers_or_exit(_data_dir(data_dir) / "warehouse.duckdb", day,
-                                              currency)
+                                              currency, max_age_days)
     missing = _fx_missing(offers, usd_factor)
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 
+from flows.config import max_age_days
 from warehouse import db
 
 REPLAY_HINT = "run `gpuprices nightly --replay all` (it loads the bundled snapshots, offline)"
@@ -31,3 +32,21 @@ def warehouse_problem(db_path: Path) -> str | None:
     finally:
         con.close()
     return f"the warehouse at {db_path} holds no offers: {REPLAY_HINT}" if empty else None
+
+
+def age_limit(db_path: Path) -> int | None:
+    """The age limit of "now" for a run's status: $GPUPRICES_MAX_AGE_DAYS, else the warehouse's
+    own default (default_max_age_days()); None when neither can be read."""
+    limit = max_age_days()
+    if limit is not None:
+        return limit
+    try:
+        con = db.connect(db_path, read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        return con.execute("SELECT default_max_age_days()").fetchone()[0]
+    except duckdb.Error:  # a warehouse made before the macro
+        return None
+    finally:
+        con.close()

@@ -37,6 +37,9 @@ class Report:
     history: Table | None = None
     changes: list[Table] = field(default_factory=list)
     health: Table | None = None
+    not_firm: Table | None = None
+    stale: Table | None = None
+    max_age_days: int | None = None
     notes: list[str] = field(default_factory=list)
     headline: list[str] = field(default_factory=list)
 
@@ -44,7 +47,8 @@ class Report:
         out = []
         for w in self.workloads:
             out += [w["top"], w["per_provider"], w["nofit"]]
-        out += [t for t in (self.gpu_now, self.spread, self.trend, self.history) if t]
+        out += [t for t in (self.gpu_now, self.spread, self.not_firm, self.stale, self.trend,
+                            self.history) if t]
         out += self.changes
         if self.health:
             out.append(self.health)
@@ -64,10 +68,12 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                  currency: str = "EUR", workloads: Sequence[Workload] = (),
                  rank_fn: Callable[..., Any] | None = None,
                  now: dt.datetime | None = None,
-                 node_shapes: Mapping[str, Sequence[int]] | None = None) -> Report:
+                 node_shapes: Mapping[str, Sequence[int]] | None = None,
+                 max_age_days: int | None = None) -> Report:
     """The report of `week` (default: the latest with data) in `currency`. `rank_fn` replaces
     rank_for_report (same arguments); `node_shapes` (provider -> GPUs per node it sells, from the
-    provider registry) goes to the sizing engine."""
+    provider registry) goes to the sizing engine; `max_age_days`: the age limit of "now"
+    (default: the warehouse's, default_max_age_days())."""
     currency = currency.upper()
     week = (week or latest_week(con)).upper()
     start, end = week_bounds(week)
@@ -75,16 +81,19 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                        [currency]).fetchone()[0]:
         raise ValueError(f"no ECB rates for {currency} in fx_rates: load them first "
                          "(gpuprices report loads the archived ECB files)")
+    if max_age_days is None:
+        max_age_days = con.execute("SELECT default_max_age_days()").fetchone()[0]
     rep = Report(week=week, start=start, end=end, currency=currency,
-                 generated_at=now or dt.datetime.now(dt.UTC))
+                 generated_at=now or dt.datetime.now(dt.UTC), max_age_days=max_age_days)
     rep.workloads, notes = workload_sections(con, end, currency, workloads,
                                              rank_fn or rank_for_report, node_shapes)
     rep.notes += notes
-    rep.gpu_now, rep.spread = sections.gpu_now(con, end, currency)
-    rep.trend, rep.trend_ends = sections.trend(con, end, currency)
+    rep.gpu_now, rep.spread = sections.gpu_now(con, end, currency, max_age_days)
+    rep.not_firm, rep.stale = sections.set_apart(con, end, currency, max_age_days)
+    rep.trend, rep.trend_ends = sections.trend(con, end, currency, max_age_days)
     rep.history = sections.history(con, end, currency)
     rep.changes = sections.changes(con, start, end, currency)
-    rep.health = sections.health(con, start, end)
+    rep.health = sections.health(con, start, end, max_age_days)
     for w in rep.workloads:
         if w["top"].rows:
             b = w["top"].rows[0]

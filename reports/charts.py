@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,20 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return ticks
 
 
+Point = tuple[dt.date, float]
+
+
+def _segments(points: list[Point | None]) -> list[list[Point]]:
+    """The runs of points between break markers (None): each is drawn as one line."""
+    out: list[list[Point]] = [[]]
+    for p in points:
+        if p is None:
+            out.append([])
+        else:
+            out[-1].append(p)
+    return [seg for seg in out if seg]
+
+
 @dataclass(frozen=True)
 class _Plot:
     """The plot area and its scales, shared by every part of a chart."""
@@ -59,12 +74,12 @@ class _Plot:
         return self.top + self.height * (1 - (self.scale(v) - self.y0) / (self.y1 - self.y0))
 
 
-def _plot(series: dict[str, list[tuple[dt.date, float]]], x_range: tuple[dt.date, dt.date] | None,
+def _plot(series: dict[str, list[Point | None]], x_range: tuple[dt.date, dt.date] | None,
           log_y: bool, left: int, top: int, width: int, height: int) -> _Plot:
     """The scales: dates over x_range (default: the data's), prices from 0 (or from the lowest
     on a log scale) to the highest, with 5% room."""
-    xs = [d for v in series.values() for d, _ in v]
-    ys = [y for v in series.values() for _, y in v if y > 0 or not log_y]
+    xs = [pt[0] for v in series.values() for pt in v if pt]
+    ys = [pt[1] for v in series.values() for pt in v if pt and (pt[1] > 0 or not log_y)]
     x0, x1 = x_range or (min(xs), max(xs))
     if x1 <= x0:
         x1 = x0 + dt.timedelta(days=1)
@@ -131,11 +146,16 @@ def _x_axis(p: _Plot) -> list[str]:
     return parts
 
 
-def _series(p: _Plot, name: str, pts: list[tuple[dt.date, float]], color: str) -> list[str]:
-    """One series' line and its points, each point with a tooltip."""
-    coords = " ".join(f"{p.px(d):.1f},{p.py(v):.1f}" for d, v in pts if v > 0 or not p.log_y)
-    parts = [f'<polyline points="{coords}" fill="none" stroke="{color}" stroke-width="2"/>']
-    for d, v in pts:
+def _series(p: _Plot, name: str, pts: list[Point | None], color: str) -> list[str]:
+    """One series' lines (one polyline per run of points between breaks) and its points, each
+    point with a tooltip."""
+    parts = []
+    for seg in _segments(pts):
+        coords = " ".join(f"{p.px(d):.1f},{p.py(v):.1f}" for d, v in seg
+                          if v > 0 or not p.log_y)
+        parts.append(f'<polyline points="{coords}" fill="none" stroke="{color}" '
+                     f'stroke-width="2"/>')
+    for d, v in (pt for pt in pts if pt):
         parts.append(f'<circle cx="{p.px(d):.1f}" cy="{p.py(v):.1f}" r="2.5" fill="{color}">'
                      f'<title>{escape(name)} {d}: {fmt(v, "money")}</title></circle>')
     return parts
@@ -149,12 +169,13 @@ def _legend_entry(p: _Plot, i: int, name: str, color: str) -> str:
             f'<text x="{x + 30}" y="{ly - 3}" class="lg">{escape(name)}</text>')
 
 
-def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_label: str,
+def line_chart(series: dict[str, list[Point | None]], title: str, y_label: str,
                x_range: tuple[dt.date, dt.date] | None = None, width: int = 900,
                height: int = 320, log_y: bool = False) -> Markup:
-    """An inline SVG line chart (one polyline per series, a legend, date and price axes). The
-    parts are drawn through one _Plot, so they share the margins and the scales."""
-    series = {k: sorted(v) for k, v in series.items() if v}
+    """An inline SVG line chart (a legend, date and price axes; per series one polyline per run
+    of points, a None in a series' points in x order breaking its line). The parts are drawn
+    through one _Plot, so they share the margins and the scales."""
+    series = {k: v for k, v in series.items() if any(pt is not None for pt in v)}
     ml, mr, mt, mb = 70, 190, 30, 40
     pw, ph = width - ml - mr, height - mt - mb
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
@@ -179,17 +200,35 @@ def line_chart(series: dict[str, list[tuple[dt.date, float]]], title: str, y_lab
     return Markup("".join(parts))
 
 
-def _pick_series(rows: list[dict[str, Any]], x_key: str) -> dict[str, list[tuple[dt.date,
-                                                                                  float]]]:
-    """The CHART_SERIES GPU models seen most often (ties: cheaper first)."""
+def _next_week(d: dt.date) -> dt.date:
+    return d + dt.timedelta(weeks=1)
+
+
+def _next_month(d: dt.date) -> dt.date:
+    return dt.date(d.year + d.month // 12, d.month % 12 + 1, 1)
+
+
+def _pick_series(rows: list[dict[str, Any]], x_key: str,
+                 following: Callable[[dt.date], dt.date]) -> dict[str, list[Point | None]]:
+    """The CHART_SERIES GPU models seen most often (ties: alphabetical), each point in x order,
+    with a break (None) before a point that does not follow the previous one (`following`: the
+    next x) or whose providers (the rows' `providers`) differ: a gap or a change of the offers
+    behind the figure is never drawn as a move."""
     count: dict[str, int] = {}
     for r in rows:
         count[r["gpu_model"]] = count.get(r["gpu_model"], 0) + 1
     keep = sorted(count, key=lambda g: (-count[g], g))[:CHART_SERIES]
-    out: dict[str, list[tuple[dt.date, float]]] = {g: [] for g in sorted(keep)}
-    for r in rows:
-        if r["gpu_model"] in out and r["lowest"] is not None:
-            out[r["gpu_model"]].append((r[x_key], float(r["lowest"])))
+    out: dict[str, list[Point | None]] = {g: [] for g in sorted(keep)}
+    last: dict[str, tuple[dt.date, Any]] = {}
+    for r in sorted(rows, key=lambda r: r[x_key]):
+        g = r["gpu_model"]
+        if g not in out or r["lowest"] is None:
+            continue
+        x, behind = r[x_key], r.get("providers")
+        if g in last and (following(last[g][0]) != x or last[g][1] != behind):
+            out[g].append(None)
+        out[g].append((x, float(r["lowest"])))
+        last[g] = (x, behind)
     return out
 
 
@@ -198,12 +237,12 @@ def charts(rep: Report) -> dict[str, Markup]:
     if rep.trend is not None:
         x_range = (rep.trend_ends[0] - dt.timedelta(days=6), rep.trend_ends[-1])
         out["trend"] = line_chart(
-            _pick_series(rep.trend.rows, "week_end"),
+            _pick_series(rep.trend.rows, "week_end", _next_week),
             f"Lowest on-demand price per GPU-hour, {TREND_WEEKS} weeks to {rep.end}",
             f"{rep.currency} per GPU-hour", x_range=x_range, log_y=True)
     if rep.history is not None:
         out["history"] = line_chart(
-            _pick_series(rep.history.rows, "month"),
+            _pick_series(rep.history.rows, "month", _next_month),
             "Lowest on-demand price per GPU-hour by month, all history",
             f"{rep.currency} per GPU-hour", log_y=True)
     return out

@@ -62,6 +62,8 @@ def _md_table(t: Table, limit: int | None = None) -> str:
 def render_markdown(rep: Report) -> str:
     out = [f"# GPU prices — week {rep.week} ({rep.start} – {rep.end})", "",
            f"Prices in {rep.currency} per hour at the ECB rate of each snapshot date. "
+           f"\"Now\" is each provider's latest snapshot on or before {rep.end} if it is at most "
+           f"{rep.max_age_days} days old; figures use firm prices only. "
            f"Generated {rep.generated_at:%Y-%m-%d %H:%M} UTC.", ""]
     if rep.headline:
         out += ["## Where to rent this week", ""] + [f"- {_md_cell(h, 'text')}"
@@ -73,6 +75,7 @@ def render_markdown(rep: Report) -> str:
             out += [f"**{_md_cell(w['name'], 'text')}** — {_md_cell(w['summary'], 'text')}", ""]
             out += [_md_table(w["top"]), _md_table(w["per_provider"]), _md_table(w["nofit"])]
     out += ["## GPU models", "", _md_table(rep.gpu_now), _md_table(rep.spread),
+            _md_table(rep.not_firm), _md_table(rep.stale),
             _md_table(rep.trend), "## Changes this week", "",
             _md_table(rep.changes[0], TOP_CHANGES)]
     out += [_md_table(t, LIST_LIMIT) for t in rep.changes[1:]]
@@ -110,10 +113,12 @@ def _atomic_text(path: Path, text: str) -> None:
 def write_report(con: duckdb.DuckDBPyConnection, out_root: Path | str, week: str | None = None,
                  currency: str = "EUR", workloads: Sequence[Workload] = (),
                  rank_fn: Callable[..., Any] | None = None,
-                 node_shapes: Mapping[str, Sequence[int]] | None = None) -> Path:
+                 node_shapes: Mapping[str, Sequence[int]] | None = None,
+                 max_age_days: int | None = None) -> Path:
     """Build the report and write `<out_root>/<week>/report.html`, `report.md` and the CSVs.
     Returns the HTML path. The HTML is written last, so its presence means a complete set."""
-    rep = build_report(con, week, currency, workloads, rank_fn, node_shapes=node_shapes)
+    rep = build_report(con, week, currency, workloads, rank_fn, node_shapes=node_shapes,
+                       max_age_days=max_age_days)
     folder = Path(out_root) / rep.week
     folder.mkdir(parents=True, exist_ok=True)
     for t in rep.tables():

@@ -12,18 +12,19 @@ from reports.tables import Column, Table, view_rows
 from warehouse.contract import PROVIDERS
 
 TREND_WEEKS = 12
-# In the weekly trend a provider's last snapshot stands for "its prices that week" for at most
-# this long; older data stops the line rather than pretending to be current.
-STALE_DAYS = 42
-# A provider whose last good snapshot is older than this at the end of the week is stale.
-HEALTH_STALE_DAYS = 7
+# ECB rates older than this at the end of the week are stale (the ECB publishes every working
+# day). Providers follow the report's age limit (max_age_days, offers_as_of).
+FX_STALE_DAYS = 7
 PRICING_ORDER = ("on_demand", "spot", "community", "reserved", "committed")
 
 
-def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> tuple[Table, Table]:
+def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age: int
+            ) -> tuple[Table, Table]:
     """Price per GPU-hour now per model and pricing model (gpu_prices_as_of), and each
-    provider's lowest on-demand price per model with the spread (gpu_provider_lowest)."""
-    stats = view_rows(con, "SELECT * FROM gpu_prices_as_of(?::DATE, ?)", end, currency)
+    provider's lowest on-demand price per model with the spread (gpu_provider_lowest): firm
+    prices of offers at most `max_age` days old only, each lowest with its snapshot date."""
+    stats = view_rows(con, "SELECT * FROM gpu_prices_as_of(?::DATE, ?, ?)", end, currency,
+                      max_age)
     order = [pm for pm in PRICING_ORDER if any(r["pricing_model"] == pm for r in stats)]
     by_gpu: dict[str, dict[str, Any]] = {}
     for r in stats:
@@ -34,6 +35,7 @@ def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> tupl
             continue
         row[f"{pm}_lowest"], row[f"{pm}_median"] = r["lowest"], r["median"]
         row[f"{pm}_at"] = r["lowest_at"]
+        row[f"{pm}_on"] = r["lowest_snapshot_date"]
         row["n_offers"] += r["n_offers"]
         row["providers"] |= set(r["providers"])
     now_rows = [by_gpu[g] for g in sorted(by_gpu)]
@@ -44,53 +46,98 @@ def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> tupl
         label = pm.replace("_", "-")
         cols += [Column(f"{pm}_lowest", f"{label} lowest", "money"),
                  Column(f"{pm}_median", f"{label} median", "money"),
-                 Column(f"{pm}_at", "at")]
+                 Column(f"{pm}_at", "at"), Column(f"{pm}_on", "as of")]
     cols += [Column("n_offers", "offers", "int"), Column("providers", "providers", "int")]
     now = Table("gpu_prices_now", f"Price per GPU-hour now ({currency}): lowest and median "
                 "per pricing model", cols, now_rows,
-                note="Committed and reserved prices are hourly equivalents of a term.")
+                note=f"Firm prices only, from each provider's latest snapshot on or before {end} "
+                     f"if it is at most {max_age} days old; 'as of' is the snapshot date of the "
+                     "lowest. Placeholders, 'from' floors, announced and stale prices are listed "
+                     "apart below. Committed and reserved prices are hourly equivalents of a "
+                     "term.")
     per: dict[str, dict[str, float]] = {}
-    for r in view_rows(con, "SELECT * FROM gpu_provider_lowest(?::DATE, ?)", end, currency):
+    oldest: dict[str, dt.date] = {}
+    for r in view_rows(con, "SELECT * FROM gpu_provider_lowest(?::DATE, ?, ?)", end, currency,
+                       max_age):
         per.setdefault(r["gpu_model"], {})[r["provider"]] = r["lowest"]
+        oldest[r["gpu_model"]] = min(oldest.get(r["gpu_model"], end), r["snapshot_date"])
     providers = sorted({p for d in per.values() for p in d})
     spread_rows = []
     for gpu, d in sorted(per.items()):
         lo, hi = min(d.values()), max(d.values())
         spread_rows.append(dict(gpu_model=gpu, **{p: d.get(p) for p in providers},
-                                n_providers=len(d), spread=hi / lo if lo > 0 else None))
+                                n_providers=len(d), spread=hi / lo if lo > 0 else None,
+                                oldest=oldest[gpu]))
     spread = Table("gpu_spread_on_demand",
                    f"Spread across providers: lowest on-demand price per GPU-hour ({currency})",
                    [Column("gpu_model", "GPU")]
                    + [Column(p, p, "money") for p in providers]
                    + [Column("n_providers", "providers", "int"),
-                      Column("spread", "highest / lowest", "ratio")], spread_rows)
+                      Column("spread", "highest / lowest", "ratio"),
+                      Column("oldest", "oldest snapshot")], spread_rows,
+                   note="Firm prices of snapshots within the age limit, as above; 'oldest "
+                        "snapshot' is the date of the oldest price in the row.")
     return now, spread
 
 
-def trend(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str
+def set_apart(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age: int
+              ) -> tuple[Table, Table]:
+    """The offers kept out of every figure (offers_set_apart): prices that are not firm, one
+    row per offer, and stale providers, one row per provider with its last snapshot's date."""
+    rows = view_rows(con, "SELECT * FROM offers_set_apart(?::DATE, ?, ?)", end, currency,
+                     max_age)
+    not_firm = Table("prices_not_firm", "Not firm prices (not in any figure)", [
+        Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
+        Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
+        Column("gpu_hour", f"/GPU-h {currency}", "money"), Column("snapshot_date", "as of"),
+        Column("age_days", "age (days)", "int"), Column("why", "why"),
+    ], [r for r in rows if r["kind"] == "not firm"],
+        note="Prices the parser flagged as a likely placeholder or gave as a 'from' floor: "
+             "shown for reference, never a lowest, spread, trend or recommendation.")
+    stale = Table("offers_stale", "Stale offers (not recommended)", [
+        Column("provider", "provider"), Column("snapshot_date", "last snapshot"),
+        Column("age_days", "age (days)", "int"), Column("offers", "offers", "int"),
+        Column("why", "why"),
+    ], [r for r in rows if r["kind"] == "stale"],
+        note=f"Providers whose latest snapshot on or before {end} is more than {max_age} days "
+             "old: their offers are left out of every figure and recommendation.")
+    return not_firm, stale
+
+
+def _joined_providers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with their `providers` list as one comma-separated text (tables and CSV)."""
+    return [dict(r, providers=", ".join(r["providers"])) for r in rows]
+
+
+def trend(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age: int
           ) -> tuple[Table, list[dt.date]]:
-    """Weekly lowest on-demand price per GPU model over TREND_WEEKS weeks ending at `end`
-    (gpu_weekly_lowest), and the week ends."""
+    """Weekly lowest firm on-demand price per GPU model over TREND_WEEKS weeks ending at `end`
+    (gpu_weekly_lowest, with the providers behind each point), and the week ends."""
     ends = [end - dt.timedelta(weeks=i) for i in range(TREND_WEEKS - 1, -1, -1)]
     rows = view_rows(con, "SELECT * FROM gpu_weekly_lowest(?::DATE, ?, ?, ?)", end,
-                     TREND_WEEKS, currency, STALE_DAYS)
+                     TREND_WEEKS, currency, max_age)
     table = Table("gpu_trend_12w",
                   f"Lowest on-demand price per GPU-hour, last {TREND_WEEKS} weeks ({currency})",
                   [Column("week_end", "week ending"), Column("gpu_model", "GPU"),
-                   Column("lowest", "lowest", "money"), Column("provider", "at")], rows,
-                  note=f"At each week's end, each provider's latest snapshot counts if it is at "
-                       f"most {STALE_DAYS} days old.")
+                   Column("lowest", "lowest", "money"), Column("provider", "at"),
+                   Column("providers", "from providers")], _joined_providers(rows),
+                  note=f"At each week's end, each provider's latest snapshot counts only if it is "
+                       f"at most {max_age} days old, and only firm prices count. A line is "
+                       "broken where the providers behind it change or a week has no point, so "
+                       "a snapshot ageing out is never drawn as a price move.")
     return table, ends
 
 
 def history(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> Table:
-    """Monthly lowest on-demand price per GPU model over all history (gpu_monthly_lowest)."""
+    """Monthly lowest firm on-demand price per GPU model over all history (gpu_monthly_lowest),
+    with the providers read each month."""
     rows = view_rows(con, "SELECT * FROM gpu_monthly_lowest(?::DATE, ?)", end, currency)
     return Table("gpu_history_monthly",
                  f"Lowest on-demand price per GPU-hour by month, all history ({currency})",
                  [Column("month", "month"), Column("gpu_model", "GPU"),
                   Column("lowest", "lowest", "money"), Column("provider", "at"),
-                  Column("snapshots", "snapshots", "int")], rows)
+                  Column("snapshots", "snapshots", "int"),
+                  Column("providers", "from providers")], _joined_providers(rows))
 
 
 def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, currency: str
@@ -110,6 +157,7 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
     for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE)",
                        start, end):
         change, day = r.pop("change"), r.pop("listed_on")
+        r["age_days"] = (end - day).days
         if change == "appeared":
             appeared.append(dict(r, since=day))
         else:
@@ -117,44 +165,48 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
     cols = [Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
             Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
             Column("price_per_hour", "price/h", "money"), Column("currency", "currency")]
+    age = [Column("age_days", "age (days)", "int")]
     appeared_t = Table("offers_appeared", "Offers that appeared this week",
-                       cols[:1] + [Column("since", "first seen")] + cols[1:], appeared,
+                       cols[:1] + [Column("since", "first seen")] + age + cols[1:], appeared,
                        total=len(appeared))
     gone_t = Table("offers_disappeared", "Offers that disappeared this week",
-                   cols[:1] + [Column("last_seen", "last seen")] + cols[1:], gone,
+                   cols[:1] + [Column("last_seen", "last seen")] + age + cols[1:], gone,
                    total=len(gone))
     ann = view_rows(con, "SELECT * FROM announced_prices(?::DATE, ?)", end, currency)
     ann_t = Table("announced_prices", "Announced future prices", [
         Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
         Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
-        Column("announced_on", "announced on"), Column("effective_from", "from"),
+        Column("announced_on", "announced on"), Column("age_days", "age (days)", "int"),
+        Column("effective_from", "from"),
         Column("price_per_hour", "price/h", "money"), Column("currency", "currency"),
         Column("gpu_hour", f"/GPU-h {currency}", "money"),
-    ], ann, total=len(ann))
+    ], ann, total=len(ann), note="Not in force yet: never part of a lowest, spread, trend or "
+                                 "cheapest figure.")
     return [changed, appeared_t, gone_t, ann_t]
 
 
-def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date) -> Table:
-    """Per provider its last good snapshot and the week's runs (provider_health), and the ECB
-    rates' age (fx_rates_freshness)."""
+def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age: int
+           ) -> Table:
+    """Per provider its last good snapshot, its age and whether it is stale (older than
+    `max_age` days at the week's end), and the week's runs (provider_health); the ECB rates' age
+    (fx_rates_freshness)."""
     seen = {r["provider"]: r for r in view_rows(
-        con, "SELECT * FROM provider_health(?::DATE, ?::DATE)", start, end)}
+        con, "SELECT * FROM provider_health(?::DATE, ?::DATE, ?)", start, end, max_age)}
     out = []
     for p in PROVIDERS:
         h = seen.get(p, {})
         snap = h.get("last_snapshot")
-        age = (end - snap).days if snap else None
         state = ("no data" if snap is None else
                  "failing" if h.get("failures") else
-                 "stale" if age is not None and age > HEALTH_STALE_DAYS else "ok")
+                 "stale" if h.get("is_stale") else "ok")
         out.append(dict(provider=p, state=state, last_snapshot=snap, rows=h.get("rows"),
-                        age_days=age, runs=h.get("runs", 0), failures=h.get("failures", 0),
-                        last_error=h.get("last_error")))
+                        age_days=h.get("age_days"), runs=h.get("runs", 0),
+                        failures=h.get("failures", 0), last_error=h.get("last_error")))
     last, n = con.execute("SELECT last_date, n_currencies FROM fx_rates_freshness(?::DATE)",
                           [end]).fetchone()
     fx_age = (end - last).days if last else None
     out.append(dict(provider="ecb (FX)",
-                    state="ok" if last and fx_age <= HEALTH_STALE_DAYS
+                    state="ok" if last and fx_age <= FX_STALE_DAYS
                     else "stale" if last else "no data",
                     last_snapshot=last, rows=n, age_days=fx_age, runs=None, failures=None,
                     last_error=None))
@@ -163,5 +215,7 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date) -> Tabl
         Column("last_snapshot", "last good snapshot"), Column("rows", "rows", "int"),
         Column("age_days", "age (days)", "int"), Column("runs", "runs this week", "int"),
         Column("failures", "failures this week", "int"), Column("last_error", "last error"),
-    ], out, note="Rows of the last good snapshot; for ECB, currencies quoted. Age is counted "
-                 "from the end of the report week.")
+    ], out, note=f"Rows of the last good snapshot; for ECB, currencies quoted. Age is counted "
+                 f"from the end of the report week; a provider is stale when its last good "
+                 f"snapshot is more than {max_age} days old (its offers are then in no figure), "
+                 f"the ECB rates when they are more than {FX_STALE_DAYS} days old.")

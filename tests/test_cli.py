@@ -3,6 +3,7 @@
 import fcntl
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -187,3 +188,58 @@ def test_make_run_needs_neither_chromium_nor_root():
     assert r.returncode == 0, r.stderr
     assert "chromium" not in r.stdout.lower() and "apt-get" not in r.stdout
     assert "uv pip install" in r.stdout and "pip install" in r.stdout  # uv, pip as fallback
+
+
+def _cells(out: str, provider: str) -> list[str]:
+    """The cells of `provider`'s row in a printed table."""
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if cells and cells[0] == provider:
+            return cells
+    raise AssertionError(f"no row for {provider} in:\n{out}")
+
+
+def _make_run_queries() -> list[str]:
+    """The `gpuprices sql` queries `make run` prints after the replay, as the Makefile has them."""
+    text = (ROOT / "Makefile").read_text()
+    return re.findall(r'gpuprices sql "([^"]+)"', text)
+
+
+def test_make_run_table_shows_ages_and_no_offer_over_the_age_limit(tmp_path):
+    """On the bundled snapshots, as `make run` replays them (AWS's 488 days left out for speed):
+    Lambda's 2026-01-09 prices are cheapest for several GPUs but 268 days older than the
+    replay's last day (2026-10-04): stale in the status table, absent from the cheapest table,
+    listed after it with their date."""
+    args = ["--data-dir", tmp_path / "data", "--archive", ROOT / "snapshots"]
+    r = gp("crawl", "--replay", "all", *[a for p in ("lambda", "runpod", "nebius", "crusoe")
+                                         for a in ("-p", p)], *args)
+    assert r.returncode == 0, r.stderr
+    assert _cells(r.stdout, "lambda")[2:5] == ["2026-01-09", "268", "ok, stale (268 d)"]
+    assert _cells(r.stdout, "crusoe")[2:5] == ["2026-10-04", "0", "ok"]
+    cheapest, stale = _make_run_queries()
+    r = gp("sql", cheapest, *args[:2])
+    assert r.returncode == 0, r.stderr
+    header = next(line for line in r.stdout.splitlines() if "┃" in line)
+    names = [c.strip() for c in header.split("┃")[1:-1]]
+    assert names[-2:] == ["snapshot_date", "age_days"]
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in r.stdout.splitlines()
+            if line.startswith("│")]
+    assert len(rows) > 20
+    assert all(0 <= int(row[-1]) <= 14 for row in rows)
+    assert "lambda" not in {row[names.index("provider")] for row in rows}
+    r = gp("sql", stale, *args[:2])
+    assert _cells(r.stdout, "lambda")[1:3] == ["2026-01-09", "268"]
+
+
+def test_a_replay_of_an_older_date_is_judged_on_that_date(dirs):
+    """A replayed day without a capture serves the provider's last snapshot on or before it,
+    aged from that day: never a later snapshot, never a negative age."""
+    assert gp("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
+    r = gp("crawl", "--replay", "2026-09-01", "-p", "runpod", *dirs)
+    assert r.returncode == 1
+    assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-10", "22", "failed, stale (22 d)"]
+    r = gp("crawl", "--replay", "2026-08-20", "-p", "runpod", *dirs)
+    assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-10", "10", "failed, serving 2026-08-10"]
+    r = gp("crawl", "--replay", "2023-09-29", "-p", "runpod", *dirs)
+    assert r.returncode == 0 and _cells(r.stdout, "runpod")[2:5] == ["2023-09-29", "0", "ok"]
+    assert not re.search(r"-\d+ d\b", r.stdout)

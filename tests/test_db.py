@@ -342,8 +342,8 @@ def test_a_warehouse_of_the_old_identity_definition_is_restored_without_splittin
     assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
         "page", "page"]
     db.init_schema(con)
-    assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [
-        (str(identity.VERSION),)]
+    assert con.execute("SELECT value FROM warehouse_meta WHERE key = 'identity_version'"
+                       ).fetchall() == [(str(identity.VERSION),)]
     assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
         "", "|On-demand", "||from"]
     numbers = con.execute("SELECT * FROM offer_ids ORDER BY offer_no").fetchall()
@@ -395,8 +395,8 @@ def test_a_warehouse_that_kept_sources_apart_joins_them_into_one_offer(con, monk
     con.execute("UPDATE warehouse_meta SET value = '2' WHERE key = 'identity_version'").fetchall()
     assert con.execute("SELECT count(*) FROM price_changes").fetchall() == [(0,)]
     db.init_schema(con)
-    assert con.execute("SELECT value FROM warehouse_meta").fetchall() == [
-        (str(identity.VERSION),)]
+    assert con.execute("SELECT value FROM warehouse_meta WHERE key = 'identity_version'"
+                       ).fetchall() == [(str(identity.VERSION),)]
     assert con.execute("SELECT variant FROM offer_ids").fetchall() == [("Spot",)]
     assert con.execute("SELECT old_date, old_price_per_hour, new_price_per_hour "
                        "FROM price_changes").fetchall() == [(DAY1, 1.92802, 2.20401)]

@@ -124,9 +124,10 @@ def test_latest_offers_keeps_each_providers_last_good_day(con):
     latest = {(r["provider"], r["snapshot_date"]) for r in rows}
     # lambda was not read on D4: its D3 offers stay, marked older.
     assert latest == {("aws", D1), ("lambda", D3), ("nebius", D4), ("runpod", D4)}
-    today = dt.date.today()
+    # "Today" is the warehouse's newest snapshot day (D4), not the machine's clock: a replayed
+    # history is read as of its own last day.
     for r in rows:
-        assert r["age_days"] == (today - r["snapshot_date"]).days
+        assert r["age_days"] == (D4 - r["snapshot_date"]).days
     runpod = [(r["sku"], r["price_per_hour"]) for r in rows if r["provider"] == "runpod"]
     assert runpod == [("A100 SXM", 1.64), ("H100 SXM", 2.39), ("RTX 4090", 0.34)]
     nebius = [(r["sku"], r["price_per_hour"], r["is_announced"])

@@ -12,10 +12,18 @@ import pyarrow as pa
 from warehouse import gpus, identity
 from warehouse.connection import registered, transaction
 from warehouse.contract import OFFER_SCHEMA
-from warehouse.store import bulk_load, restore_all
+from warehouse.store import bulk_load, recompute_day_cheapest, restore_all
 from warehouse.tables import DUCK_TYPES, STORE_TABLES, TABLES, create_src
 
 SQL_DIR = Path(__file__).parent / "sql"
+
+# What the store's own SQL calls (warehouse/store.py: the firm-price rule of
+# provider_day_cheapest): created before any load or migration runs.
+STORE_MACROS = ("staging/price_caveat",)
+
+# The rule provider_day_cheapest was stored under: 2 = firm prices only (price_caveat). A
+# warehouse recording another version (or none) has its minima recomputed on start.
+DAY_CHEAPEST_VERSION = 2
 
 # Created in this order because later views read earlier ones (DuckDB binds a view when it is
 # created). Each entry is a file under sql/ without its .sql, named for the view or macro it
@@ -23,6 +31,8 @@ SQL_DIR = Path(__file__).parent / "sql"
 # tests/test_views.py checks this list names every file in sql/.
 VIEWS = (
     "staging/offers",
+    "staging/price_caveat",
+    "staging/default_max_age_days",
     "staging/provider_snapshots",
     "staging/offer_observations",
     "staging/fx_rate_periods",
@@ -32,15 +42,17 @@ VIEWS = (
     "staging/provider_day_lowest",
     "staging/provider_runs",
     "staging/week_snapshot_pairs",
+    "marts/latest_snapshot",
     "marts/latest_offers",
+    "marts/stale_providers",
     "marts/offer_history",
     "marts/price_changes",
     "marts/cheapest_daily",
     "marts/cheapest_now",
-    "marts/latest_snapshot",
     "marts/fx_currencies",
     "marts/fx_rates_freshness",
     "marts/offers_priced_as_of",
+    "marts/offers_set_apart",
     "marts/gpu_prices_as_of",
     "marts/gpu_provider_lowest",
     "marts/gpu_weekly_lowest",
@@ -115,6 +127,19 @@ def _follow_identity_version(con: duckdb.DuckDBPyConnection, restored: bool) -> 
                 [str(identity.VERSION)])
 
 
+def _follow_day_cheapest_version(con: duckdb.DuckDBPyConnection) -> None:
+    """Recompute provider_day_cheapest when it was stored under another rule than
+    DAY_CHEAPEST_VERSION (as _follow_identity_version does for identities)."""
+    row = con.execute("SELECT max(value) FROM warehouse_meta WHERE key = 'day_cheapest_version'"
+                      ).fetchone()[0]
+    if row == str(DAY_CHEAPEST_VERSION):
+        return
+    recompute_day_cheapest(con)
+    con.execute("DELETE FROM warehouse_meta WHERE key = 'day_cheapest_version'")
+    con.execute("INSERT INTO warehouse_meta VALUES ('day_cheapest_version', ?)",
+                [str(DAY_CHEAPEST_VERSION)])
+
+
 def _gpu_models_table() -> pa.Table:
     # Through warehouse.gpus so the warehouse sees exactly the models the mapper knows.
     rows = [dataclasses.asdict(m) for m in gpus.gpu_models().values()]
@@ -134,6 +159,8 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
     # Registered outside the transaction: unregistering inside an aborted one would fail and
     # hide the real error.
     with registered(con, _gpu_models_table()) as name, transaction(con):
+        for macro in STORE_MACROS:
+            con.execute((SQL_DIR / f"{macro}.sql").read_text())
         old = _migrate_offers_table(con)
         for ddl in TABLES.values():
             con.execute(ddl)
@@ -144,3 +171,4 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
         refresh_views(con)
         _follow_identity_version(con, restored=bool(old))
+        _follow_day_cheapest_version(con)

@@ -113,7 +113,11 @@ _ROWS_SQL = f"""
 # The staged rows numbered: new identities, details and captures first, then _rows.
 _NUMBER_SQL = (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL)
 
-# The per provider-day minima of the rows in _rows (one day of one provider, or everything).
+# The per provider-day minima of firm prices among the rows of {rows} (_rows: one day of one
+# provider, or everything; offer_points: recomputing the whole table). Firm is the one
+# definition in sql/staging/price_caveat.sql: a placeholder or a "from" floor never becomes a
+# day's lowest, so no trend, spread or cheapest figure built on these minima takes one.
+# Announced prices not in force yet are left out too.
 _CHEAPEST_SQL = """
     INSERT INTO provider_day_cheapest
     SELECT snapshot_date, provider, gpu_model, pricing_model, currency, min_price, n_offers,
@@ -122,13 +126,15 @@ _CHEAPEST_SQL = """
         SELECT r.snapshot_date, r.provider, r.gpu_model, i.pricing_model, i.currency,
                min(r.price_per_hour / i.gpu_count) AS min_price,
                count(*) AS n_offers,
-               arg_min({'offer_no': r.offer_no, 'price_per_hour': r.price_per_hour,
-                        'available': r.available},
-                       {'price': r.price_per_hour / i.gpu_count, 'sku': i.sku,
-                        'region': coalesce(i.region, ''), 'offer_no': r.offer_no}) AS best
-        FROM _rows AS r
+               arg_min({{'offer_no': r.offer_no, 'price_per_hour': r.price_per_hour,
+                        'available': r.available}},
+                       {{'price': r.price_per_hour / i.gpu_count, 'sku': i.sku,
+                        'region': coalesce(i.region, ''), 'offer_no': r.offer_no}}) AS best
+        FROM {rows} AS r
         JOIN offer_ids AS i ON i.offer_no = r.offer_no
-        WHERE i.effective_from IS NULL OR i.effective_from <= r.snapshot_date
+        JOIN offer_details AS d ON d.detail_no = r.detail_no
+        WHERE (i.effective_from IS NULL OR i.effective_from <= r.snapshot_date)
+          AND price_caveat(d.extra) IS NULL
         GROUP BY ALL
     )
 """
@@ -292,7 +298,14 @@ def _replace_rows(con: duckdb.DuckDBPyConnection, p: dict) -> None:
     run(con, "INSERT INTO _aff SELECT DISTINCT offer_no FROM _rows "
              "WHERE offer_no NOT IN (SELECT offer_no FROM _aff)")
     run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _rows)", p)
-    run(con, _CHEAPEST_SQL)
+    run(con, _CHEAPEST_SQL.format(rows="_rows"))
+
+
+def recompute_day_cheapest(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild provider_day_cheapest from every stored point, inside the caller's transaction
+    (a warehouse whose minima were stored under an older rule)."""
+    con.execute("DELETE FROM provider_day_cheapest")
+    con.execute(_CHEAPEST_SQL.format(rows="offer_points"))
 
 
 def rebuild_offer_points(con: duckdb.DuckDBPyConnection) -> None:
@@ -318,7 +331,7 @@ def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
     for sql in _NUMBER_SQL:
         run(con, sql)
     con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
-    con.execute(_CHEAPEST_SQL)
+    con.execute(_CHEAPEST_SQL.format(rows="_rows"))
     con.execute(f"""
         INSERT INTO offer_points
         SELECT snapshot_date, provider, gpu_model, offer_no, price_per_hour,

@@ -153,9 +153,10 @@ TABLES = {
         available BOOLEAN
     )
     """,
-    # Per (snapshot_date, provider, gpu_model, pricing_model, currency): the lowest price per
-    # GPU-hour among the offers in force that day (announced future prices left out), how many
-    # offers, and the row holding it (ties: sku, region, offer number). cheapest_daily ranks
+    # Per (snapshot_date, provider, gpu_model, pricing_model, currency): the lowest firm price
+    # per GPU-hour among the offers in force that day (announced future prices and prices that
+    # are not firm left out: sql/staging/price_caveat.sql), how many such offers, and the row
+    # holding it (ties: sku, region, offer number). cheapest_daily ranks
     # these few hundred thousand rows instead of every offer of the year.
     "provider_day_cheapest": """
     CREATE TABLE IF NOT EXISTS provider_day_cheapest (

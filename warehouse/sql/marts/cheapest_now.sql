@@ -1,11 +1,12 @@
 -- cheapest_now: where is each GPU model cheapest right now, per pricing model?
 --
 -- Over latest_offers (each provider's own latest snapshot, so a provider that failed tonight
--- still competes with its last good prices; age_days says how old they are), leaving out
--- announced prices that are not in force yet. Prices convert to USD and EUR with fx_factor at
--- the offer's own snapshot date. An offer that cannot be converted ranks last. Prices that are
--- not firm (offers_as_of: a likely placeholder such as Runpod's 0.50, or a "from $X" floor)
--- rank after firm ones: firm_price says which won. Ties go to provider, sku, region
+-- still competes with its last good prices while they are within the age limit), firm prices
+-- only: announced prices not in force yet, prices that are not firm (offers_as_of: a likely
+-- placeholder such as Runpod's 0.50, or a "from $X" floor) and stale offers (latest snapshot
+-- older than the limit: stale_offers lists them) never win. Prices convert to USD and EUR with
+-- fx_factor at the offer's own snapshot date; an offer that cannot be converted ranks last.
+-- Every row carries the winner's snapshot_date and age_days. Ties go to provider, sku, region
 -- alphabetically.
 CREATE OR REPLACE VIEW cheapest_now AS
 WITH priced AS (
@@ -16,15 +17,14 @@ WITH priced AS (
         price_per_gpu_hour * fx_factor(currency, 'EUR', snapshot_date)
             AS price_per_gpu_hour_eur
     FROM latest_offers
-    WHERE NOT is_announced
+    WHERE NOT is_announced AND firm_price AND NOT is_stale
 ),
 ranked AS (
     SELECT
         *,
         row_number() OVER (
             PARTITION BY gpu_model, pricing_model
-            ORDER BY NOT firm_price, price_per_gpu_hour_usd NULLS LAST,
-                provider, sku, coalesce(region, '')
+            ORDER BY price_per_gpu_hour_usd NULLS LAST, provider, sku, coalesce(region, '')
         ) AS rank_in_model,
         count(*) OVER (PARTITION BY gpu_model, pricing_model) AS n_offers
     FROM priced

@@ -1,12 +1,15 @@
--- offers_priced_as_of(as_of, to_currency): what could one rent on `as_of`, and at what price in
--- `to_currency`?
+-- offers_priced_as_of(as_of, to_currency, max_age_days := default_max_age_days()): what could
+-- one rent on `as_of`, and at what price in `to_currency`?
 --
--- offers_as_of(as_of) without the announced prices not in force yet, every price converted
--- with fx_factor at the offer's own snapshot date: price_per_hour and price_per_gpu_hour are in
--- to_currency (NULL when the offer's currency has no rate then), `currency` is to_currency,
--- price_currency the currency the provider quoted and fx the factor applied.
--- `gpuprices rank` and the weekly report rank these rows.
-CREATE OR REPLACE MACRO offers_priced_as_of(as_of, to_currency) AS TABLE
+-- offers_as_of(as_of, max_age_days) without the announced prices not in force yet, every price
+-- converted with fx_factor at the offer's own snapshot date: price_per_hour and
+-- price_per_gpu_hour are in to_currency (NULL when the offer's currency has no rate then),
+-- `currency` is to_currency, price_currency the currency the provider quoted and fx the factor
+-- applied. Keeps snapshot_date, age_days, is_stale, firm_price and price_caveat: a row that is
+-- stale or not firm is listed apart, never recommended nor counted in a figure.
+-- `gpuprices rank` and the weekly report read these rows.
+CREATE OR REPLACE MACRO offers_priced_as_of(as_of, to_currency,
+                                           max_age_days := default_max_age_days()) AS TABLE
 SELECT
     * REPLACE (
         price_per_hour * fx AS price_per_hour,
@@ -15,6 +18,6 @@ SELECT
     )
 FROM (
     SELECT *, currency AS price_currency, fx_factor(currency, to_currency, snapshot_date) AS fx
-    FROM offers_as_of(as_of)
+    FROM offers_as_of(as_of, max_age_days)
     WHERE NOT is_announced
 )

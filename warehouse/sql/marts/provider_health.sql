@@ -1,13 +1,16 @@
--- provider_health(week_start, week_end): how healthy was each provider's data in the week?
+-- provider_health(week_start, week_end, max_age_days := default_max_age_days()): how healthy was
+-- each provider's data in the week?
 --
 -- Per provider that has a snapshot on or before week_end or a run recorded in the week: its last
--- good snapshot on or before week_end and the rows it holds (offers_as_of), and the runs
--- recorded for the week (provider_runs, by snapshot date or else run day), how many failed and
--- the last failure's error.
-CREATE OR REPLACE MACRO provider_health(week_start, week_end) AS TABLE
+-- good snapshot on or before week_end, the rows it holds and its age at week_end (offers_as_of,
+-- never negative), is_stale when that age is over max_age_days (its offers are then left out of
+-- the report's figures), and the runs recorded for the week (provider_runs, by snapshot date or
+-- else run day), how many failed and the last failure's error.
+CREATE OR REPLACE MACRO provider_health(week_start, week_end,
+                                       max_age_days := default_max_age_days()) AS TABLE
 WITH snapshots AS (
-    SELECT provider, snapshot_date AS last_snapshot, count(*) AS rows
-    FROM offers_as_of(week_end)
+    SELECT provider, snapshot_date AS last_snapshot, age_days, is_stale, count(*) AS rows
+    FROM offers_as_of(week_end, max_age_days)
     GROUP BY ALL
 ),
 week_runs AS (
@@ -21,7 +24,7 @@ week_runs AS (
     GROUP BY provider
 )
 SELECT
-    provider, s.last_snapshot, s.rows,
+    provider, s.last_snapshot, s.rows, s.age_days, s.is_stale,
     coalesce(r.runs, 0) AS runs, coalesce(r.failures, 0) AS failures, r.last_error
 FROM snapshots AS s
 FULL OUTER JOIN week_runs AS r USING (provider)

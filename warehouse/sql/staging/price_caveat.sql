@@ -1,0 +1,19 @@
+-- price_caveat(extra): why is a price not a firm quote? NULL when it is firm.
+--
+-- The one definition of a firm price, read by offers_as_of (firm_price, price_caveat) and by the
+-- store (warehouse/store.py keeps only firm prices in provider_day_cheapest, so no "lowest",
+-- "trend" or "cheapest" figure takes a price that is not one). A price is not firm when its
+-- parser flagged it as a likely placeholder (extra.suspect_placeholder, e.g. Runpod's 0.50 where
+-- a rate is missing: spiders/providers/runpod/parser.py) or marked it as the floor of a dynamic
+-- price (extra.price_kind = 'from', Nebius' preemptible "from $X":
+-- spiders/providers/nebius/parser.py). Created before any load or migration uses it
+-- (warehouse/schema.py: init_schema).
+CREATE OR REPLACE MACRO price_caveat(extra) AS
+CASE
+    WHEN json_extract_string(extra, '$.suspect_placeholder') = 'true'
+        THEN 'price flagged by the parser as a likely placeholder '
+             || '(extra.suspect_placeholder): not a firm price'
+    WHEN json_extract_string(extra, '$.price_kind') = 'from'
+        THEN 'a ''from'' price: the floor of a dynamic price, not a quote '
+             || '(extra.price_kind=from): not a firm price'
+END
