@@ -16,9 +16,9 @@ from typing import Any
 import duckdb
 
 from reports import sections
-from reports.tables import Table, fmt
+from reports.tables import Table
 from reports.weeks import iso_week, week_bounds
-from reports.workloads import rank_for_report, workload_sections
+from reports.workloads import choices_table, rank_for_report, workload_sections
 from sizing.workload import Workload
 
 
@@ -38,12 +38,12 @@ class Report:
     changes: list[Table] = field(default_factory=list)
     health: Table | None = None
     notes: list[str] = field(default_factory=list)
-    headline: list[str] = field(default_factory=list)
+    headline: Table | None = None  # per workload: best firm on-demand, spot, committed offer
 
     def tables(self) -> list[Table]:
-        out = []
+        out = [self.headline] if self.headline else []
         for w in self.workloads:
-            out += [w["top"], w["per_provider"], w["nofit"]]
+            out += [w["top"], w["per_provider"], w["apart"], w["nofit"]]
         out += [t for t in (self.gpu_now, self.spread, self.trend, self.history) if t]
         out += self.changes
         if self.health:
@@ -85,13 +85,6 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep.history = sections.history(con, end, currency)
     rep.changes = sections.changes(con, start, end, currency)
     rep.health = sections.health(con, start, end)
-    for w in rep.workloads:
-        if w["top"].rows:
-            b = w["top"].rows[0]
-            rep.headline.append(
-                f"{w['name']}: {b['offer']} ({b['region'] or 'any region'}, "
-                f"{b['pricing_model']}, {b['layout']}) at "
-                f"{fmt(b['cost_per_checkpoint'], 'money')} {currency} per checkpoint")
-        else:
-            rep.headline.append(f"{w['name']}: no priced offer fits")
+    if rep.workloads:
+        rep.headline = choices_table(rep.workloads)
     return rep
