@@ -35,7 +35,7 @@ DEFAULT_GPU = "H100-SXM-80GB"
 GPUS_PER_NODE = 8  # HGX / DGX boards hold 8 GPUs (NVIDIA HGX spec)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-                  help="Memory, time and cost per checkpoint of training workloads.")
+                  help="Memory, time and cost per successful checkpoint of training workloads.")
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True)
 
@@ -198,21 +198,65 @@ def _fx_missing(offers: list[dict], usd_factor: float | None) -> list[str]:
     return sorted(missing)
 
 
-def _rank_table(name: str, rows: list[RankRow], currency: str) -> Table:
-    t = Table(title=name)
-    for col in ("#", "offer", "gpus", "GB/GPU", "tok/s", "hours", "first ckpt",
-                "per ckpt", "finish", "verdict"):
+CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
+
+
+def _age(r: RankRow) -> str:
+    if r.snapshot_date is None:
+        return "?"
+    return f"{r.snapshot_date} ({r.age_days} d)" if r.age_days is not None else str(
+        r.snapshot_date)
+
+
+def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool = True) -> Table:
+    t = Table(title=title)
+    for col in ("#" if numbered else "choice", "offer", "snapshot (age)", "GPUs",
+                "price/h per node", "hours", "to finish", "per successful ckpt",
+                "marginal ckpt", "exp. preemptions", "verdict", "why"):
         t.add_column(col)
     for i, r in enumerate(rows, 1):
-        t.add_row(str(i), f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}",
-                  f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}",
-                  "" if r.per_gpu_gb is None else f"{r.per_gpu_gb:.1f}",
-                  f"{r.tokens_per_s:.0f}",
+        used = f" (uses {r.gpus})" if r.gpus and r.gpus < r.nodes * r.gpus_per_node else ""
+        t.add_row(str(i) if numbered else CHOICE_LABELS.get(r.choice or "", ""),
+                  f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}", _age(r),
+                  f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}{used}",
+                  _money(r.price_per_hour, currency),
                   f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
-                  _money(r.cost_first_checkpoint, currency),
-                  _money(r.cost_per_checkpoint, currency),
-                  _money(r.cost_to_finish, currency), r.reason)
+                  _money(r.cost_to_finish, currency), _money(r.cost_per_checkpoint, currency),
+                  _money(r.marginal_checkpoint_cost, currency),
+                  f"{r.expected_preemptions:.2f}", r.verdict, "; ".join(r.reasons),
+                  style="bold" if r.choice and numbered else None)
     return t
+
+
+def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> None:
+    """The three choices side by side, the top offers, and what is not recommended apart."""
+    picks = {r.choice: r for r in rows if r.choice}
+    chosen = [picks[c] for c in CHOICE_LABELS if c in picks]
+    missing = [CHOICE_LABELS[c] for c in CHOICE_LABELS if c not in picks]
+    console.print(_rank_table(f"{name}: the best firm offer of each kind", chosen, currency,
+                              numbered=False))
+    if missing:
+        console.print(f"  no firm, fitting {', '.join(missing)} offer", highlight=False)
+    ok = [r for r in rows if r.verdict == "ok"][:top]
+    console.print(_rank_table(f"{name}: cheapest per successful checkpoint", ok, currency))
+    apart = [r for r in rows if r.verdict in ("stale", "not_firm")][:top]
+    if apart:
+        console.print(_rank_table(f"{name}: not recommended (stale or not a firm price)", apart,
+                                  currency))
+    rest = [r for r in rows if r.verdict not in ("ok", "stale", "not_firm")]
+    if rest and len(ok) < top:
+        console.print(_rank_table(f"{name}: does not fit or cannot be priced", rest, currency))
+
+
+def json_rows(ranked: dict[str, list[RankRow]], day: dt.date) -> list[dict[str, Any]]:
+    """The --json list: one object per ranked row, with the as-of date (reasons as a list)."""
+    out = []
+    for rows in ranked.values():
+        for r in rows:
+            d = _jsonable(r.as_dict())
+            d.pop("reason", None)
+            out.append({"as_of": str(day), **d})
+    return out
 
 
 def rank(
@@ -230,7 +274,8 @@ def rank(
              "never recommended. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
-    model x GPUs per node x nodes) by cost per checkpoint."""
+    model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
+    on-demand, spot and committed offer of each workload side by side."""
     currency = _currency_option(currency)
     day = _date_option(date)
     workloads = _load(workload_file)
@@ -239,19 +284,17 @@ def rank(
     missing = _fx_missing(offers, usd_factor)
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes())
+    if missing:
+        (err if as_json else console).print(
+            f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: offers priced "
+            f"in them cannot be shown in {currency}[/yellow]")
     if as_json:
-        typer.echo(json.dumps({
-            "date": str(day), "currency": currency, "fx_missing": missing,
-            "workloads": {name: [_jsonable(r.as_dict()) for r in rows]
-                          for name, rows in ranked.items()}}, indent=2, default=str))
+        typer.echo(json.dumps(json_rows(ranked, day), indent=2, default=str))
         return
     console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
                   f"currency {currency}")
-    if missing:
-        console.print(f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: "
-                      f"offers priced in them cannot be shown in {currency}[/yellow]")
     for name, rows in ranked.items():
-        console.print(_rank_table(name, rows, currency))
+        _print_workload(name, rows, top, currency)
 
 
 def _jsonable(d: dict[str, Any]) -> dict[str, Any]:

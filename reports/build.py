@@ -16,9 +16,9 @@ from typing import Any
 import duckdb
 
 from reports import sections
-from reports.tables import Table, fmt
+from reports.tables import Table
 from reports.weeks import iso_week, week_bounds
-from reports.workloads import rank_for_report, workload_sections
+from reports.workloads import choices_table, rank_for_report, workload_sections
 from sizing.workload import Workload
 
 
@@ -41,12 +41,12 @@ class Report:
     stale: Table | None = None
     max_age_days: int | None = None
     notes: list[str] = field(default_factory=list)
-    headline: list[str] = field(default_factory=list)
+    headline: Table | None = None  # per workload: best firm on-demand, spot, committed offer
 
     def tables(self) -> list[Table]:
-        out = []
+        out = [self.headline] if self.headline else []
         for w in self.workloads:
-            out += [w["top"], w["per_provider"], w["nofit"]]
+            out += [w["top"], w["per_provider"], w["apart"], w["nofit"]]
         out += [t for t in (self.gpu_now, self.spread, self.not_firm, self.stale, self.trend,
                             self.history) if t]
         out += self.changes
@@ -86,7 +86,8 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep = Report(week=week, start=start, end=end, currency=currency,
                  generated_at=now or dt.datetime.now(dt.UTC), max_age_days=max_age_days)
     rep.workloads, notes = workload_sections(con, end, currency, workloads,
-                                             rank_fn or rank_for_report, node_shapes)
+                                             rank_fn or rank_for_report, node_shapes,
+                                             max_age_days)
     rep.notes += notes
     rep.gpu_now, rep.spread = sections.gpu_now(con, end, currency, max_age_days)
     rep.not_firm, rep.stale = sections.set_apart(con, end, currency, max_age_days)
@@ -94,13 +95,6 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep.history = sections.history(con, end, currency)
     rep.changes = sections.changes(con, start, end, currency)
     rep.health = sections.health(con, start, end, max_age_days)
-    for w in rep.workloads:
-        if w["top"].rows:
-            b = w["top"].rows[0]
-            rep.headline.append(
-                f"{w['name']}: {b['offer']} ({b['region'] or 'any region'}, "
-                f"{b['pricing_model']}, {b['layout']}) at "
-                f"{fmt(b['cost_per_checkpoint'], 'money')} {currency} per checkpoint")
-        else:
-            rep.headline.append(f"{w['name']}: no priced offer fits")
+    if rep.workloads:
+        rep.headline = choices_table(rep.workloads)
     return rep

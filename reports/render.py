@@ -66,14 +66,14 @@ def render_markdown(rep: Report) -> str:
            f"{rep.max_age_days} days old; figures use firm prices only. "
            f"Generated {rep.generated_at:%Y-%m-%d %H:%M} UTC.", ""]
     if rep.headline:
-        out += ["## Where to rent this week", ""] + [f"- {_md_cell(h, 'text')}"
-                                                     for h in rep.headline] + [""]
+        out += ["## Where to rent this week", "", _md_table(rep.headline)]
     out += [f"- {n}" for n in rep.notes] + ([""] if rep.notes else [])
     if rep.workloads:
         out += ["## Workloads", ""]
         for w in rep.workloads:
             out += [f"**{_md_cell(w['name'], 'text')}** — {_md_cell(w['summary'], 'text')}", ""]
-            out += [_md_table(w["top"]), _md_table(w["per_provider"]), _md_table(w["nofit"])]
+            out += [_md_table(w["top"]), _md_table(w["per_provider"]), _md_table(w["apart"]),
+                    _md_table(w["nofit"])]
     out += ["## GPU models", "", _md_table(rep.gpu_now), _md_table(rep.spread),
             _md_table(rep.not_firm), _md_table(rep.stale),
             _md_table(rep.trend), "## Changes this week", "",

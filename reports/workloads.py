@@ -2,7 +2,9 @@
 
 The offers are the warehouse's (offers_priced_as_of: each provider's latest snapshot on or before
 the end of the week, priced in the report currency, with the firm-price verdict); the ranking is
-sizing.rank.rank's, called in one place (`rank_for_report`).
+sizing.rank.rank's, called in one place (`rank_for_report`). Each workload's best firm
+on-demand, spot and committed offer (the rows sizing marks with `choice`) make the report's
+headline, "Where to rent this week" (`choices_table`).
 """
 
 from __future__ import annotations
@@ -20,15 +22,28 @@ from sizing.workload import Workload
 
 TOP_OFFERS = 10
 
-RANK_COLS = [
-    Column("offer", "offer"), Column("cost_per_checkpoint", "per checkpoint", "money"),
-    Column("cost_first_checkpoint", "first checkpoint", "money"),
+CHOICE_LABELS = {"on_demand": "on-demand (firm)", "spot": "spot / preemptible",
+                 "committed": "committed / reserved"}
+_OFFER_COLS = [
     Column("cost_to_finish", "to finish", "money"),
+    Column("cost_per_checkpoint", "per successful checkpoint", "money"),
+    Column("marginal_checkpoint_cost", "one more checkpoint", "money"),
+    Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
     Column("region", "region"), Column("n_regions", "regions", "int"),
-    Column("pricing_model", "pricing"), Column("layout", "GPUs"),
-    Column("per_gpu_gb", "GB/GPU", "num"), Column("hours", "hours", "num"),
-    Column("price_per_hour", "price/h per node", "money"), Column("reason", "why"),
+    Column("pricing_model", "pricing"), Column("hours", "hours", "num"),
+    Column("expected_preemptions", "expected preemptions", "num"),
+    Column("snapshot_date", "snapshot", "date"), Column("age_days", "age (d)", "int"),
 ]
+RANK_COLS = [Column("offer", "offer"), *_OFFER_COLS, Column("per_gpu_gb", "GB/GPU", "num"),
+             Column("reason", "why")]
+CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
+               Column("offer", "offer"), *_OFFER_COLS, Column("reason", "why")]
+APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"),
+              Column("cost_to_finish", "to finish", "money"),
+              Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
+              Column("pricing_model", "pricing"), Column("snapshot_date", "snapshot", "date"),
+              Column("age_days", "age (d)", "int"), Column("reason", "why")]
+APART = ("stale", "not_firm")  # priced, but never recommended: listed apart with the reason
 NOFIT_COLS = [
     Column("verdict", "verdict"), Column("gpu_model", "GPU"),
     Column("gpus_per_node", "GPUs/node", "int"), Column("n_offers", "offers", "int"),
@@ -59,9 +74,11 @@ def group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
         band = ""
         if isinstance(extra, str) and "interruption_band" in extra:
             band = extra  # per-region spot risk: keep regions apart
+        # Firm and stale are part of the key: a placeholder never stands for a firm price.
         key = (o["provider"], o["sku"], o["gpu_model"], o["gpu_count"], o["pricing_model"],
                o.get("commitment_months"), o.get("billing_increment_s"),
-               o.get("min_billing_s"), o.get("interconnect"), band)
+               o.get("min_billing_s"), o.get("interconnect"), band, o.get("firm_price"),
+               bool(o.get("is_stale")), o.get("snapshot_date"))
         g = groups.get(key)
         if g is None:
             groups[key] = g = dict(o, n_regions=0, regions=set())
@@ -77,12 +94,13 @@ def group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str,
                       workloads: Sequence[Workload], rank_fn: Callable[..., Any],
-                      node_shapes: Mapping[str, Sequence[int]] | None = None
-                      ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Per workload its top offers, best offer per provider and what does not fit; and notes."""
+                      node_shapes: Mapping[str, Sequence[int]] | None = None,
+                      max_age_days: int = 14) -> tuple[list[dict[str, Any]], list[str]]:
+    """Per workload its top offers, best offer per provider and what does not fit; and notes.
+    Offers older than `max_age_days` at `end` come marked stale (never recommended)."""
     # In a fixed order, so that equal costs always come out the same way round.
-    rows = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?) ORDER BY ALL", end,
-                     currency)
+    rows = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL", end,
+                     currency, max_age_days)
     priced = [r for r in rows if r["price_per_hour"] is not None]
     notes = []
     if len(priced) < len(rows):
@@ -98,14 +116,14 @@ def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: st
 
 def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict[str, Any]]
              ) -> dict[str, Any]:
-    ok, bad = [], []
+    ok, apart, bad = [], [], []
     for row in ranked:
         rep = lookup.get((row["provider"], row["sku"], row.get("region"),
                           row["pricing_model"], row["gpu_model"]), {})
-        row = dict(row, n_regions=rep.get("n_regions", 1),
-                   layout=f"{row['nodes']}×{row['gpus_per_node']} {row['gpu_model']}",
+        row = dict(row, n_regions=rep.get("n_regions", 1), layout=_layout(row),
                    offer=f"{row['provider']} {row['sku']}")
-        (ok if row["verdict"] == "ok" else bad).append(row)
+        (ok if row["verdict"] == "ok" else apart if row["verdict"] in APART
+         else bad).append(row)
     best_per_provider: dict[str, dict[str, Any]] = {}
     for row in ok:
         best_per_provider.setdefault(row["provider"], row)
@@ -115,17 +133,45 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
         summary=(f"{w.arch.name}, {w.method}, {w.precision}, seq {w.seq_len}, "
                  f"{w.tokens:,.0f} tokens, checkpoint every "
                  f"{w.checkpoint_every_tokens:,.0f} tokens"),
-        top=Table(f"workload_{slug}_top", f"{w.name}: cheapest per checkpoint",
+        top=Table(f"workload_{slug}_top", f"{w.name}: cheapest per successful checkpoint",
                   RANK_COLS, ok[:TOP_OFFERS], total=len(ok)),
         per_provider=Table(f"workload_{slug}_per_provider",
                            f"{w.name}: best offer per provider", RANK_COLS,
                            sorted(best_per_provider.values(),
                                   key=lambda r: r["cost_per_checkpoint"])),
+        apart=Table(f"workload_{slug}_not_recommended",
+                    f"{w.name}: priced but not recommended (stale or not a firm price)",
+                    APART_COLS, apart[:TOP_OFFERS], total=len(apart)),
+        choices={row["choice"]: row for row in ok if row.get("choice")},
         nofit=Table(f"workload_{slug}_no_fit",
                     f"{w.name}: what does not fit or cannot be priced, and why",
                     NOFIT_COLS, _why_not(bad)),
         all_ok=ok,
     )
+
+
+def _layout(row: dict[str, Any]) -> str:
+    """GPUs x nodes bought, and the GPUs the job uses when fewer."""
+    bought = row["nodes"] * row["gpus_per_node"]
+    used = f" (uses {row['gpus']})" if row.get("gpus") and row["gpus"] < bought else ""
+    return f"{row['nodes']}×{row['gpus_per_node']} {row['gpu_model']}{used}"
+
+
+def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
+    """The headline: per workload its best firm on-demand, spot and committed offer side by
+    side, or what is missing."""
+    rows = []
+    for sec in sections:
+        for choice, label in CHOICE_LABELS.items():
+            row = sec["choices"].get(choice)
+            if row is None:
+                row = dict(offer="none: no firm, fresh offer of this kind fits",
+                           cost_to_finish=None)
+            rows.append(dict(row, workload=sec["name"], choice_label=label))
+    return Table("where_to_rent", "Best firm offer of each kind, per workload", CHOICE_COLS, rows,
+                 note="Per workload, the best firm on-demand, spot and committed offer, by "
+                      "cost per successful checkpoint (what the run costs to finish / the "
+                      "checkpoints it delivers). Stale and not firm prices are never chosen.")
 
 
 def _why_not(bad: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,32 +1,37 @@
 """Rank every priced configuration (gpu model x GPUs per node x nodes) for each workload by
-cost per checkpoint, with the reason for each verdict.
+cost per successful checkpoint (all a run costs to finish / the checkpoints it delivers), with
+the reasons for each verdict, and pick the three side-by-side choices: the best firm on-demand,
+spot and committed offer (sizing/reasons.py CHOICES).
 
 Input offers are contract rows already priced in the ranking currency by the warehouse
 (warehouse/sql/marts/offers_priced_as_of.sql: a pandas DataFrame or a list of dicts with at least
 gpu_model, gpu_count, price_per_hour, pricing_model; optional currency, provider, sku, region,
 billing_increment_s, min_billing_s, interconnect, extra, firm_price, price_caveat,
-price_currency, fx). A row whose price could not be converted has price_per_hour None. The one
-USD -> currency factor for the USD-denominated cost constants comes from the warehouse's
-conversion too (fx_factor). No DuckDB here: the callers read the warehouse and hand the rows
-over.
+price_currency, fx, commitment_months, snapshot_date, age_days, is_stale). A stale or not firm
+row is listed with its reason, never chosen. A row whose price could not be converted has
+price_per_hour None. The one USD -> currency factor for the USD-denominated cost constants
+comes from the warehouse's conversion too (fx_factor). No DuckDB here: the callers read the
+warehouse and hand the rows over.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sizing import offer_row as orow
+from sizing import reasons as why
 from sizing.cost import (
-    DEFAULT_BAND,
     CostEstimate,
     RunPlan,
     estimate_cost,
-    per_checkpoint,
     plan_run,
     preemptions_per_hour,
+    run_totals,
+    spot_band,
+    term_hours,
 )
 from sizing.memory import MemoryEstimate, estimate_memory
 from sizing.throughput import Throughput, estimate_throughput
@@ -64,7 +69,6 @@ def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: fl
                       shapes[-1])
     cache_.shapes[key] = chosen
     return chosen
-POOR_SCALING = 0.8  # below this scaling efficiency the verdict says so
 
 
 @dataclass
@@ -77,7 +81,7 @@ class RankRow:
     gpu_model: str
     gpus_per_node: int
     nodes: int
-    gpus: int
+    gpus: int  # the GPUs the job uses (gpus_per_node x nodes are paid for)
     per_gpu_gb: float | None
     capacity_gb: float | None
     fits: bool
@@ -87,50 +91,23 @@ class RankRow:
     currency: str
     price_per_hour: float
     cost_first_checkpoint: float
-    cost_per_checkpoint: float
+    cost_per_checkpoint: float  # per successful checkpoint: cost to finish / checkpoints
     cost_to_finish: float
     verdict: str
     reason: str
+    marginal_checkpoint_cost: float = math.inf
+    expected_preemptions: float = 0.0
+    commitment_months: float | None = None
+    snapshot_date: Any = None
+    age_days: int | None = None
+    firm: bool = True
+    stale: bool = False
+    choice: str | None = None  # on_demand, spot or committed when it is that choice's best
+    reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _records(offers: Any) -> list[dict[str, Any]]:
-    if hasattr(offers, "to_dict"):
-        return offers.to_dict("records")
-    return list(offers)
-
-
-def _extra(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str) and value:
-        try:
-            parsed = json.loads(value)
-            return parsed if isinstance(parsed, dict) else {}
-        except json.JSONDecodeError:
-            return {}
-    return {}
-
-
-def _int_or_none(value: Any) -> int | None:
-    if value is None:
-        return None
-    try:
-        if isinstance(value, float) and math.isnan(value):
-            return None
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _price(value: Any) -> float | None:
-    """The row's price in the ranking currency; None when the warehouse could not convert it."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return float(value)
 
 
 class _Cache:
@@ -167,60 +144,80 @@ class _Cache:
 
 
 def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
-            cache: _Cache) -> tuple[int, MemoryEstimate]:
-    """Nodes for this offer: the workload's GPU count if it fixes one, else the fewest nodes
-    (powers of two) at which it fits; sharding 'none' only ever uses one node."""
+            cache: _Cache) -> tuple[int, int, MemoryEstimate]:
+    """(nodes bought, GPUs used per node, memory) for this offer. Nodes: the workload's GPU
+    count if it fixes one, else the fewest (powers of two) at which it fits; sharding 'none'
+    only ever uses one node. The job uses at most `gpu_cap` GPUs (max_gpus, else gpus): a node
+    bigger than that is bought whole and partly idle."""
+    limit = w.gpu_cap
+
+    def used(nodes: int) -> int:
+        return per_node if limit is None else max(1, min(per_node, limit // nodes))
+
     if w.gpus:
         nodes = max(1, math.ceil(w.gpus / per_node))
-        return nodes, cache.memory(wi, w, gpu, nodes * per_node, cap)
+        return nodes, used(nodes), cache.memory(wi, w, gpu, nodes * used(nodes), cap)
     nodes = 1
-    first = cache.memory(wi, w, gpu, per_node, cap)
+    first = cache.memory(wi, w, gpu, used(1), cap)
     if first.fits or w.sharding == "none":
-        return 1, first
-    while nodes * 2 <= MAX_NODES:
+        return 1, used(1), first
+    while nodes * 2 <= MAX_NODES and (limit is None or nodes * 2 <= limit):
         nodes *= 2
-        est = cache.memory(wi, w, gpu, nodes * per_node, cap)
+        est = cache.memory(wi, w, gpu, nodes * used(nodes), cap)
         if est.fits:
-            return nodes, est
-    return 1, first
+            return nodes, used(nodes), est
+    return 1, used(1), first
 
 
 def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
          usd_to_currency: float | None = None, top: int | None = None,
          node_shapes: Mapping[str, Sequence[int]] | None = None) -> dict[str, list[RankRow]]:
-    """{workload name: rows sorted best first}. Fitting offers come first, by cost per
-    checkpoint; then the ones that do not fit or cannot be priced, with why.
+    """{workload name: rows sorted best first}. Firm, fresh, fitting offers come first, by cost
+    per successful checkpoint; then stale and not firm prices (listed apart, never chosen);
+    then the ones that do not fit or cannot be priced, with why. The best `ok` row of each
+    choice (on-demand, spot, committed) carries `choice` and is returned even below `top`.
 
     `offers` are priced in `currency`; `usd_to_currency` turns the USD cost constants into it
     (1 for USD; None when there is no rate: nothing can be priced). `node_shapes` maps a provider
     that quotes one GPU's price to the GPUs per node it sells (none when not given).
 
-    Two passes for speed: every offer gets its cost per checkpoint from cached memory,
-    throughput and run plan (a few multiplications); only the `top` rows are then built in
-    full, with every input and the reason."""
-    records = _records(offers)
+    Two passes for speed: every offer gets its cost per successful checkpoint from cached
+    memory, throughput and run plan (a few multiplications); only the `top` rows and the
+    choices are then built in full, with every input and the reasons."""
+    records = orow.records(offers)
     known = gpu_models()
     usd_factor = 1.0 if currency == "USD" else usd_to_currency
     cache = _Cache(_shapes(node_shapes))
     band_cache: dict[str, float] = {}
     out: dict[str, list[RankRow]] = {}
     for wi, w in enumerate(workloads):
-        keyed = []
-        for idx, o in enumerate(records):
-            key = _quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache)
-            keyed.append((key, idx))
-        keyed.sort()
-        chosen = keyed[:top] if top else keyed
-        rows = [_rank_one(wi, w, records[idx], known, currency, usd_factor, cache)
-                for _, idx in chosen]
+        keyed = sorted((_quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache), idx)
+                       for idx, o in enumerate(records))
+        chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
+        picks: dict[int, str] = {}
+        for key, idx in keyed:
+            choice = why.choice_of(str(records[idx].get("pricing_model") or ""))
+            if key[0] == 0 and choice and choice not in picks.values():
+                picks[idx] = choice
+                chosen.setdefault(idx, key)
+        rows = []
+        for idx in chosen:
+            row = _rank_one(wi, w, records[idx], known, currency, usd_factor, cache)
+            row.choice = picks.get(idx)
+            rows.append(row)
         rows.sort(key=_sort_key)
         out[w.name] = rows
     return out
 
 
+# 0: recommendable; 1: priced but stale or not firm (listed apart); 2: cannot be ranked.
+_STANDING = {"ok": 0, "stale": 1, "not_firm": 1}
+
+
 def _sort_key(r: RankRow) -> tuple:
     cost = r.cost_per_checkpoint if math.isfinite(r.cost_per_checkpoint) else math.inf
-    return (r.verdict != "ok", cost, -(r.headroom_gb if r.headroom_gb is not None else -1e9))
+    return (_STANDING.get(r.verdict, 2), cost,
+            -(r.headroom_gb if r.headroom_gb is not None else -1e9))
 
 
 def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
@@ -229,57 +226,41 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
     if gpu not in known or count < 1 or count != int(count):
-        return (True, math.inf, 1e9)
+        return (2, math.inf, 1e9)
     per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
                          known[gpu].memory_gb, cache)
     lkey = (wi, gpu, per_node)
     lay = cache.layouts.get(lkey)
     if lay is None:
-        nodes, mem = _layout(wi, w, gpu, per_node, known[gpu].memory_gb, cache)
-        lay = cache.layouts[lkey] = (nodes, bool(mem.fits), -round(mem.headroom_gb, 2))
-    nodes, fits, headroom = lay
-    price = _price(o.get("price_per_hour"))
-    if not fits or price is None or _other_currency(o, currency) or usd_factor is None:
-        return (True, math.inf, headroom)
+        nodes, used, mem = _layout(wi, w, gpu, per_node, known[gpu].memory_gb, cache)
+        lay = cache.layouts[lkey] = (nodes, used, bool(mem.fits), -round(mem.headroom_gb, 2))
+    nodes, used, fits, headroom = lay
+    price = orow.price(o.get("price_per_hour"))
+    if not fits or price is None or orow.other_currency(o, currency) or usd_factor is None:
+        return (2, math.inf, headroom)
     ic = o.get("interconnect")
     ic = ic if isinstance(ic, str) and nodes > 1 else None
     pkey = (wi, gpu, per_node, ic)
     plan = cache.quick_plans.get(pkey, False)
     if plan is False:
-        tp = cache.throughput(wi, w, gpu, per_node, nodes, ic)
+        tp = cache.throughput(wi, w, gpu, used, nodes, ic)
         plan = cache.quick_plans[pkey] = (cache.plan(wi, w, tp.tokens_per_s, usd_factor)
                                           if tp.tokens_per_s > 0 else None)
     if plan is None:
-        return (True, math.inf, headroom)
+        return (2, math.inf, headroom)
     lam = 0.0
     if o.get("pricing_model") == "spot":
-        band = str(_extra(o.get("extra")).get("interruption_band") or DEFAULT_BAND)
+        band = spot_band(orow.extra(o.get("extra")))[0]
         if band not in band_cache:
             band_cache[band] = preemptions_per_hour(band)
-        lam = band_cache[band]
+        lam = band_cache[band] * nodes
     rate = price * per_node / count * nodes
-    return (_suspect(o), per_checkpoint(plan, rate, lam), headroom)
-
-
-def _suspect(o: dict[str, Any]) -> bool:
-    return _price_caveat(o) is not None
-
-
-def _price_caveat(o: dict[str, Any]) -> str | None:
-    """Why a price is not a firm quote, or None. Firm or not is the warehouse's verdict
-    (offers_as_of: firm_price, price_caveat); a row without it counts as firm."""
-    firm = o.get("firm_price")
-    if firm is None or (isinstance(firm, float) and math.isnan(firm)) or bool(firm):
-        return None
-    caveat = o.get("price_caveat")
-    return caveat if isinstance(caveat, str) and caveat else (
-        "price not firm (offers_as_of.firm_price): ranked after the firm prices")
-
-
-def _other_currency(o: dict[str, Any], currency: str) -> str | None:
-    """The row's currency when it is not the ranking currency (a row not converted)."""
-    cur = o.get("currency")
-    return cur if isinstance(cur, str) and cur and cur != currency else None
+    t = run_totals(plan, rate, lam, orow.int_or_none(o.get("billing_increment_s")),
+                   orow.int_or_none(o.get("min_billing_s")), term_hours(orow.commitment_months(o)))
+    if not math.isfinite(t.cost_to_finish):
+        return (2, math.inf, headroom)
+    standing = 1 if orow.price_caveat(o) or orow.is_stale(o) else 0
+    return (standing, t.cost_to_finish / plan.n_ckpt, headroom)
 
 
 def _rejected(base: dict[str, Any], count: float, price: float, reason: str, verdict: str,
@@ -290,36 +271,9 @@ def _rejected(base: dict[str, Any], count: float, price: float, reason: str, ver
                    capacity_gb=None, fits=False, headroom_gb=None, tokens_per_s=0.0,
                    hours=inf, price_per_hour=price, cost_first_checkpoint=inf,
                    cost_per_checkpoint=inf, cost_to_finish=inf, verdict=verdict,
-                   reason=reason)
+                   reason=reason, reasons=[reason])
     fields_.update(kw)
     return RankRow(**base, **fields_)
-
-
-def _fit_reasons(w: Workload, mem: MemoryEstimate, capacity_gb: float, tp: Throughput,
-                 nodes: int, n: int) -> list[str]:
-    """The headroom, and what spreading the job over GPUs and nodes costs in speed."""
-    reasons = [f"fits with {mem.headroom_gb:.1f} GB headroom ({mem.per_gpu_gb:.1f} GB/GPU + "
-               f"{w.margin:.0%} of {capacity_gb:g} GB)"]
-    if tp.scaling_efficiency < POOR_SCALING:
-        where = f" ({nodes} nodes)" if nodes > 1 else ""
-        reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "
-                       f"{tp.scaling_efficiency:.0%}")
-    elif nodes > 1:
-        reasons.append(f"{nodes} nodes over {tp.link_gbs:.3g} GB/s per GPU")
-    return reasons
-
-
-def _spot_reason(cost: CostEstimate, extra: dict[str, Any]) -> str:
-    band = cost.inputs["interruption_band"]
-    src = "provider band" if extra.get("interruption_band") else "default band"
-    return (f"spot risk: {band} ({src}) -> {cost.expected_preemptions:.2f} "
-            f"preemptions, +{cost.rework_hours:.2f} h rework")
-
-
-def _node_reason(provider: str, shapes: tuple[int, ...], per_node: int, listed: float,
-                 currency: str) -> str:
-    return (f"priced per GPU: a {per_node}-GPU node at {per_node} x {listed:g} "
-            f"{currency}/h ({provider} sells nodes of {', '.join(map(str, shapes))} GPUs)")
 
 
 def _row_inputs(cost: CostEstimate, tp: Throughput, mem: MemoryEstimate, quoted: str,
@@ -328,23 +282,48 @@ def _row_inputs(cost: CostEstimate, tp: Throughput, mem: MemoryEstimate, quoted:
     inputs = dict(cost.inputs)
     inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, flops_per_token=tp.flops_per_token,
                   scaling_efficiency=tp.scaling_efficiency, link=tp.link,
-                  price_currency=quoted, fx_factor=_price(o.get("fx")) or 1.0,
+                  price_currency=quoted, fx_factor=orow.price(o.get("fx")) or 1.0,
                   memory_breakdown_gb={
                       k: round(v, 3) for k, v in mem.breakdown.items()})
     return inputs
 
 
+def _cost_reasons(w: Workload, o: dict[str, Any], cost: CostEstimate, per_node: int,
+                  nodes: int, used: int, listed: float, currency: str,
+                  shapes: tuple[int, ...] | None) -> list[str]:
+    """Why the cost is what it is: node bought whole, per-GPU price, spot risk, term. `used`:
+    the GPUs the job runs on, of the `per_node` x `nodes` paid for."""
+    out = []
+    if used < per_node * nodes:
+        out.append(why.whole_node(per_node, nodes, used, w.gpu_cap))
+    if shapes and per_node != int(float(o.get("gpu_count") or 0)):
+        out.append(why.per_gpu_price(str(o.get("provider") or ""), shapes, per_node, listed,
+                                     currency))
+    model = str(o.get("pricing_model") or "")
+    if model == "spot":
+        out.append(why.spot(cost, nodes))
+    elif model == "community":
+        out.append(why.community())
+    if cost.inputs.get("term_hours"):
+        out.append(why.commitment(cost))
+    elif why.choice_of(model) == "committed":
+        out.append(why.no_term())
+    return out
+
+
 def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
               usd_factor: float | None, cache: _Cache) -> RankRow:
-    """One offer's full row: the first reason it cannot be ranked, else its costs and why."""
+    """One offer's full row: the first reason it cannot be ranked, else its costs and why.
+    One straight sequence of checks, each needing the one before (a known GPU, a whole GPU, a
+    layout that fits, a converted price, a speed, a finite cost), so it stays in one place."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
-    converted = _price(o.get("price_per_hour"))
+    converted = orow.price(o.get("price_per_hour"))
     listed = converted if converted is not None else math.nan
     base = dict(workload=w.name, provider=str(o.get("provider") or ""),
                 sku=str(o.get("sku") or ""), region=o.get("region"),
                 pricing_model=str(o.get("pricing_model") or ""), gpu_model=str(gpu or ""),
-                currency=currency)
+                currency=currency, **orow.facts(o))
     if gpu not in known:
         return _rejected(base, count, listed, f"GPU model {gpu!r} not in warehouse/gpus.csv",
                          "unknown_gpu")
@@ -354,8 +333,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     spec = known[gpu]
     per_node = _per_node(wi, w, gpu, base["provider"], int(count), spec.memory_gb, cache)
     price = listed * per_node / count  # the node's price when a per-GPU price is scaled up
-    nodes, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
-    n = nodes * per_node
+    nodes, used, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
+    n = nodes * used
     common = dict(gpus_per_node=per_node, nodes=nodes, gpus=n,
                   per_gpu_gb=round(mem.per_gpu_gb, 2), capacity_gb=spec.memory_gb,
                   headroom_gb=round(mem.headroom_gb, 2))
@@ -364,36 +343,43 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                          f"GPU ({mem.per_gpu_gb:.1f} + {w.margin:.0%} margin), has "
                          f"{spec.memory_gb:g} GB on {n} GPU(s)", "no_fit", **common)
     quoted = str(o.get("price_currency") or o.get("currency") or currency)
-    if converted is None or _other_currency(o, currency) or usd_factor is None:
+    if converted is None or orow.other_currency(o, currency) or usd_factor is None:
         missing = "USD" if converted is not None and usd_factor is None else quoted
         return _rejected(base, count, price, f"no FX rate for {missing} -> {currency} on that "
                          "date", "no_fx", **common)
     ic = o.get("interconnect")
-    tp = cache.throughput(wi, w, gpu, per_node, nodes, ic if isinstance(ic, str) else None)
+    tp = cache.throughput(wi, w, gpu, used, nodes, ic if isinstance(ic, str) else None)
     if tp.tokens_per_s <= 0:
         return _rejected(base, count, price, f"{gpu}: no dense BF16 peak in gpus.csv, time "
                          "unknown", "no_speed", **common)
-    extra = _extra(o.get("extra"))
     cost = estimate_cost(
         w, price_per_hour=price, nodes=nodes, tokens_per_s=tp.tokens_per_s,
         pricing_model=base["pricing_model"],
-        billing_increment_s=_int_or_none(o.get("billing_increment_s")),
-        min_billing_s=_int_or_none(o.get("min_billing_s")), extra=extra,
+        billing_increment_s=orow.int_or_none(o.get("billing_increment_s")),
+        min_billing_s=orow.int_or_none(o.get("min_billing_s")), extra=orow.extra(o.get("extra")),
         currency=currency, usd_to_currency=usd_factor,
-        plan=cache.plan(wi, w, tp.tokens_per_s, usd_factor))
-    reasons = _fit_reasons(w, mem, spec.memory_gb, tp, nodes, n)
-    if base["pricing_model"] == "spot":
-        reasons.append(_spot_reason(cost, extra))
-    if per_node != int(count):
-        reasons.append(_node_reason(base["provider"], cache.node_shapes[base["provider"]],
-                                    per_node, listed, currency))
-    caveat = _price_caveat(o)
+        plan=cache.plan(wi, w, tp.tokens_per_s, usd_factor),
+        commitment_months=base["commitment_months"])
+    if not math.isfinite(cost.cost_to_finish):
+        return _rejected(base, count, price, why.never_finishes(cost, nodes), "never_finishes",
+                         **common)
+    reasons = why.fit(w, mem, spec.memory_gb, tp, nodes, n) + _cost_reasons(
+        w, o, cost, per_node, nodes, n, listed, currency,
+        cache.node_shapes.get(base["provider"]))
+    verdict = "ok"
+    caveat = orow.price_caveat(o)
     if caveat:
-        reasons.insert(0, caveat)
+        reasons.insert(0, f"not firm: {caveat}; not recommended")
+        verdict = "not_firm"
+    if base["stale"]:
+        reasons.insert(0, why.stale(o))
+        verdict = "stale"
     return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
                    hours=cost.wall_hours, price_per_hour=price,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,
                    cost_to_finish=cost.cost_to_finish,
-                   verdict="suspect_price" if caveat else "ok", reason="; ".join(reasons),
+                   marginal_checkpoint_cost=cost.marginal_checkpoint_cost,
+                   expected_preemptions=cost.expected_preemptions,
+                   verdict=verdict, reason="; ".join(reasons), reasons=reasons,
                    inputs=_row_inputs(cost, tp, mem, quoted, o))

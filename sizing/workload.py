@@ -110,6 +110,9 @@ class Workload:
     sharding: str = "none"
     gpu: str | None = None
     gpus: int | None = None
+    # The most GPUs `rank` may scale the job out to (default: `gpus`, so a job of `gpus = 1`
+    # is never priced as if it ran on 8). None with `gpus` unset: as many as it needs to fit.
+    max_gpus: int | None = None
     tokens: float = 1e8
     checkpoint_every_tokens: float = 1e7
     margin: float = 0.20
@@ -123,6 +126,11 @@ class Workload:
     engineer_hours: float = 0.0
     engineer_usd_per_hour: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def gpu_cap(self) -> int | None:
+        """The most GPUs the job may use: `max_gpus`, else `gpus`, else no limit (None)."""
+        return self.max_gpus or self.gpus
 
     def __hash__(self) -> int:
         return hash((self.name, self.arch, self.method, self.precision, self.framework,
@@ -226,7 +234,7 @@ _CHOICES = {
     "optimizer": OPTIMIZERS, "lora_targets": LORA_TARGETS, "sharding": SHARDINGS,
 }
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
-             "checkpoint_every_tokens", "gpus")
+             "checkpoint_every_tokens", "gpus", "max_gpus")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
                                                    "tie_embeddings"}
 
@@ -272,7 +280,7 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
             if isinstance(default, bool):
                 if not isinstance(value, bool):
                     raise TypeError
-            elif isinstance(default, int) or key == "gpus":
+            elif isinstance(default, int) or key in ("gpus", "max_gpus"):
                 value = int(value)
             elif isinstance(default, float) or key in ("checkpoint_write_minutes",
                                                        "dataset_gb", "egress_gb"):
@@ -283,6 +291,9 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
     for key in _POSITIVE:
         if key in kwargs and kwargs[key] <= 0:
             raise WorkloadError(f"{name}: {key} must be positive, got {kwargs[key]}")
+    if kwargs.get("max_gpus") and kwargs.get("gpus") and kwargs["max_gpus"] < kwargs["gpus"]:
+        raise WorkloadError(f"{name}: max_gpus ({kwargs['max_gpus']}) is below gpus "
+                            f"({kwargs['gpus']})")
     if not 0 <= kwargs.get("margin", 0.2) < 1:
         raise WorkloadError(f"{name}: margin must be in [0, 1)")
     if known_gpus is not None and kwargs.get("gpu") and kwargs["gpu"] not in known_gpus:

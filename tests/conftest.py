@@ -64,3 +64,30 @@ def to_old_layout(con, *, without: tuple[str, ...] = ()) -> None:
     for table in db._STORE_TABLES:
         con.execute(f"DROP TABLE {table}")  # noqa: S608
     con.execute("ALTER TABLE _rows RENAME TO offers")
+
+
+# The week of the issue "Answers a buyer can act on": its last day, and the bundled snapshots
+# each provider had by then.
+W41_END = "2026-10-11"
+
+
+@pytest.fixture(scope="session")
+def w41_settings(tmp_path_factory):
+    """A warehouse of each provider's latest bundled snapshot on or before 2026-10-11 (the real
+    archive under snapshots/, read in place) and the bundled ECB rates: what `gpuprices rank
+    --date 2026-10-11` and the 2026-W41 report see after `make run`, in a fraction of its time."""
+    import datetime as dt
+
+    from flows import pipeline
+    from flows.config import Settings
+    from warehouse.contract import PROVIDERS
+
+    end = dt.date.fromisoformat(W41_END)
+    s = Settings(tmp_path_factory.mktemp("w41") / "data", ROOT / "snapshots").ensure()
+    results = []
+    for p in PROVIDERS:
+        days = [d for d, _, _ in pipeline.archives(s, [p]) if d <= end]
+        results += pipeline.reparse(s, p, [max(days)])
+    assert all(r.status != "failed" for r in results), [r.errors for r in results]
+    pipeline.load(s, results, "20261011T020000-w41")
+    return s

@@ -124,7 +124,45 @@ def test_workload_sections(rep):
     nofit = next(w for w in rep.workloads if w["name"] == "qlora-llama3.1-70b")["nofit"].rows
     l4 = [r for r in nofit if r["gpu_model"] == "L4-24GB" and r["verdict"] == "no_fit"]
     assert l4 and "does not fit" in l4[0]["reason"] and "24 GB" in l4[0]["reason"]
-    assert len(rep.headline) == len(names)
+    assert len(rep.headline.rows) == 3 * len(names)
+
+
+@pytest.fixture(scope="module")
+def w41(w41_settings):
+    c = db.connect(w41_settings.db_path, read_only=True)
+    try:
+        return build.build_report(c, "2026-W41", "EUR", load_workloads(WORKLOADS),
+                                  now=dt.datetime(2026, 10, 12, 6, tzinfo=dt.UTC))
+    finally:
+        c.close()
+
+
+def test_w41_headline_gives_firm_spot_and_committed_choices_with_dates(w41):
+    names = [w.name for w in load_workloads(WORKLOADS)]
+    rows = w41.headline.rows
+    assert [r["workload"] for r in rows] == [n for n in names for _ in range(3)]
+    for r in rows:
+        # every choice is a priced, fresh, firm offer with its date, age and reasons
+        assert r["verdict"] == "ok" and r["firm"] and not r["stale"], r
+        assert r["snapshot_date"] <= dt.date(2026, 10, 11) and r["age_days"] >= 0
+        assert r["cost_to_finish"] > 0 and r["reason"]
+        assert r["cost_per_checkpoint"] == pytest.approx(
+            r["cost_to_finish"] / r["inputs"]["checkpoints"])
+    kinds = {(r["workload"], r["choice"]): r for r in rows}
+    for n in names:
+        assert kinds[(n, "spot")]["pricing_model"] == "spot"
+        assert kinds[(n, "on_demand")]["pricing_model"] in ("on_demand", "community")
+        assert kinds[(n, "committed")]["pricing_model"] in ("committed", "reserved")
+    # not the same offer five times
+    assert len({(r["provider"], r["sku"], r["gpus"]) for r in rows if r["choice"] == "spot"}) > 1
+    assert len({(r["provider"], r["sku"]) for r in rows}) > 3
+    # a 1-GPU workload is never priced as if it ran on 8 GPUs
+    small = [r for r in rows if r["workload"] == "qlora-llama3.1-8b-15M"]
+    assert all(r["gpus"] == 1 for r in small)
+    md = render.render_markdown(w41)
+    head = md.split("## Where to rent this week", 1)[1].split("## Workloads", 1)[0]
+    assert "2026-09-29" in head and "per successful checkpoint" in head
+    assert "assumed: 15%/day" in head
 
 
 def test_health(rep):

@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from flows.sizing_cli import app, register
+from sizing.workload import load_workloads
 from warehouse import db
 from warehouse.contract import OFFER_SCHEMA, CaptureMeta, make_offer
 
@@ -78,21 +79,30 @@ def _warehouse(tmp_path: Path, fx: bool) -> Path:
     return tmp_path
 
 
+def _by_workload(rows: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        out.setdefault(r["workload"], []).append(r)
+    return out
+
+
 def test_rank_json_from_duckdb(tmp_path):
     data_dir = _warehouse(tmp_path, fx=False)
     res = runner.invoke(app, ["rank", str(WORKLOADS), "--data-dir", str(data_dir), "--json",
                               "--top", "4"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["date"] == str(DAY) and out["currency"] == "USD"
-    rows = out["workloads"]["qlora-llama3.1-70b"]
+    assert {r["as_of"] for r in out} == {str(DAY)} and {r["currency"] for r in out} == {"USD"}
+    rows = _by_workload(out)["qlora-llama3.1-70b"]
     assert len(rows) == 4
     assert rows[0]["verdict"] == "ok"
     ok = [r["cost_per_checkpoint"] for r in rows if r["verdict"] == "ok"]
     assert ok == sorted(ok)
     assert rows[-1]["sku"] == "L4" and rows[-1]["verdict"] == "no_fit"
     spot = next(r for r in rows if r["sku"] == "H100 SXM spot")
-    assert "default band" in spot["reason"]
+    assert any(x.startswith("spot risk: 15%/day per node (assumed: 15%/day, ")
+               for x in spot["reasons"])
+    assert spot["choice"] == "spot" and spot["snapshot_date"] == str(DAY)
 
 
 def test_rank_eur_without_rates_says_so(tmp_path, monkeypatch):
@@ -101,19 +111,18 @@ def test_rank_eur_without_rates_says_so(tmp_path, monkeypatch):
     res = runner.invoke(app, ["rank", str(WORKLOADS), "--currency", "EUR"])
     assert res.exit_code == 0, res.output
     assert "FX rates are missing" in res.stdout
-    js = json.loads(runner.invoke(app, ["rank", str(WORKLOADS), "--currency", "EUR",
-                                        "--json"]).stdout)
-    assert js["fx_missing"] == ["USD"]
-    assert all(r["verdict"] != "ok" for r in js["workloads"]["qlora-llama3.1-70b"])
+    res = runner.invoke(app, ["rank", str(WORKLOADS), "--currency", "EUR", "--json"])
+    js = json.loads(res.stdout)
+    assert "FX rates are missing for USD" in res.stderr
+    assert all(r["verdict"] != "ok" for r in _by_workload(js)["qlora-llama3.1-70b"])
 
 
 def test_rank_eur_with_rates(tmp_path):
     data_dir = _warehouse(tmp_path, fx=True)
     res = runner.invoke(app, ["rank", str(WORKLOADS), "--currency", "EUR", "--json",
                               "--data-dir", str(data_dir), "--date", str(DAY)])
-    out = json.loads(res.stdout)
-    assert out["fx_missing"] == []
-    top = out["workloads"]["qlora-llama3.1-70b"][0]
+    assert "FX rates are missing" not in res.stderr
+    top = _by_workload(json.loads(res.stdout))["qlora-llama3.1-70b"][0]
     assert top["currency"] == "EUR" and top["verdict"] == "ok"
     assert top["price_per_hour"] == pytest.approx(1.50 / 1.16)
 
@@ -134,9 +143,8 @@ def test_rank_keeps_a_provider_whose_last_crawl_failed(tmp_path):
     res = runner.invoke(app, ["rank", str(WORKLOADS), "--data-dir", str(data_dir), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["date"] == str(later)
-    providers = {r["provider"] for rows in out["workloads"].values() for r in rows}
-    assert providers == {"runpod", "lambda"}
+    assert {r["as_of"] for r in out} == {str(later)}
+    assert {r["provider"] for r in out} == {"runpod", "lambda"}
 
 
 def test_rank_errors(tmp_path):
@@ -163,3 +171,103 @@ def test_register_adds_both_commands():
     res = runner.invoke(main, ["size", str(WORKLOADS), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)
     assert runner.invoke(main, ["rank", "--help"]).exit_code == 0
+
+
+# --- on the real bundled snapshots (tests/conftest.py: w41_settings) ---
+
+RANK_FIELDS = ("workload", "provider", "sku", "region", "gpu_model", "gpus_per_node", "nodes",
+               "pricing_model", "firm", "snapshot_date", "age_days", "price_per_hour",
+               "cost_to_finish", "cost_per_checkpoint", "expected_preemptions", "verdict",
+               "reasons", "marginal_checkpoint_cost", "choice")
+
+
+@pytest.fixture(scope="module")
+def w41_rank(w41_settings):
+    res = runner.invoke(app, ["rank", str(WORKLOADS), "--date", "2026-10-11", "--json",
+                              "--currency", "EUR", "--data-dir", str(w41_settings.data_dir)])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_rank_json_is_a_list_of_rows_with_every_field(w41_rank):
+    assert isinstance(w41_rank, list) and w41_rank
+    for row in w41_rank:
+        assert set(RANK_FIELDS) <= set(row), set(RANK_FIELDS) - set(row)
+        assert isinstance(row["reasons"], list) and all(isinstance(x, str) for x in row["reasons"])
+        assert isinstance(row["firm"], bool)
+        assert row["snapshot_date"] <= "2026-10-11" and row["age_days"] >= 0
+        assert row["as_of"] == "2026-10-11" and row["currency"] == "EUR"
+    names = {w.name for w in load_workloads(WORKLOADS)}
+    assert {r["workload"] for r in w41_rank} == names
+    # --top 10 (the default) per workload, plus the choices that rank lower
+    for name in names:
+        rows = [r for r in w41_rank if r["workload"] == name]
+        assert 10 <= len(rows) <= 13
+
+
+def test_rank_recommends_only_firm_prices(w41_rank):
+    recommended = [r for r in w41_rank if r["verdict"] == "ok"]
+    assert recommended and all(r["firm"] for r in recommended)
+    assert not any("placeholder" in " ".join(r["reasons"]) or "'from' price" in
+                   " ".join(r["reasons"]) for r in recommended)
+    for r in w41_rank:
+        if r["choice"]:
+            assert r["verdict"] == "ok" and r["firm"] and not r["stale"]
+        if not r["firm"]:
+            assert r["verdict"] in ("not_firm", "stale") and r["choice"] is None
+
+
+def test_rank_gives_three_choices_per_workload_and_they_differ(w41_rank):
+    picks = {}
+    for r in w41_rank:
+        if r["choice"]:
+            picks.setdefault(r["workload"], {})[r["choice"]] = r
+    assert len(picks) == len(load_workloads(WORKLOADS))
+    for name, by in picks.items():
+        assert set(by) == {"on_demand", "spot", "committed"}, name
+        assert by["on_demand"]["pricing_model"] in ("on_demand", "community")
+        assert by["spot"]["pricing_model"] == "spot"
+        assert by["committed"]["pricing_model"] in ("reserved", "committed")
+        assert len({(r["provider"], r["sku"], r["region"]) for r in by.values()}) == 3
+    # Not the same offer for every workload (the old headline said Azure MI300X spot 5 times).
+    assert len({(p["spot"]["sku"], p["spot"]["gpus"]) for p in picks.values()}) > 1
+    assert len({p["on_demand"]["sku"] for p in picks.values()}) > 1
+
+
+def test_rank_spot_preemptions_grow_with_nodes_and_say_where_the_rate_comes_from(w41_rank):
+    spot = [r for r in w41_rank if r["pricing_model"] == "spot" and r["verdict"] == "ok"]
+    by_nodes: dict[int, list[float]] = {}
+    for r in spot:
+        per_hour = r["inputs"]["preemptions_per_hour"]
+        assert per_hour == pytest.approx(r["nodes"] * r["inputs"]["preemptions_per_node_hour"])
+        by_nodes.setdefault(r["nodes"], []).append(r["expected_preemptions"] / r["hours"])
+        text = " ".join(r["reasons"])
+        assert ("assumed: 15%/day" in text) or ("AWS Spot Instance Advisor" in text)
+    assert len(by_nodes) >= 2
+    # per hour of run, a job on more nodes expects more preemptions
+    rates = [max(by_nodes[n]) for n in sorted(by_nodes)]
+    assert rates == sorted(rates) and rates[-1] > rates[0]
+    big = next(r for r in spot if r["workload"] == "cpt-llama3.1-70b-64gpu" and r["choice"])
+    assert big["nodes"] == 8 and big["expected_preemptions"] > 1
+
+
+def test_rank_never_uses_more_gpus_than_max_gpus(w41_rank):
+    caps = {w.name: w.gpu_cap for w in load_workloads(WORKLOADS)}
+    for r in w41_rank:
+        if r["verdict"] == "ok":
+            assert r["gpus"] <= caps[r["workload"]], r
+            if r["gpus"] < r["gpus_per_node"] * r["nodes"]:
+                assert any("priced whole for a" in x for x in r["reasons"])
+    # A 1-GPU workload on an 8-GPU node: the node is paid whole and the job uses one GPU.
+    whole = [r for r in w41_rank if r["workload"] == "qlora-llama3.1-8b-15M"
+             and r["gpus_per_node"] == 8 and r["verdict"] == "ok"]
+    assert whole and all(r["gpus"] == 1 for r in whole)
+    assert any("8-GPU node priced whole for a 1-GPU job" in x for x in whole[0]["reasons"])
+
+
+def test_rank_terminal_shows_dates_ages_and_the_choices(w41_settings):
+    res = runner.invoke(app, ["rank", str(WORKLOADS), "--date", "2026-10-11", "--top", "2",
+                              "--currency", "EUR", "--data-dir", str(w41_settings.data_dir)])
+    assert res.exit_code == 0, res.output
+    assert "the best firm offer of each kind" in res.stdout
+    assert "snapshot" in res.stdout and "(12 d)" in res.stdout

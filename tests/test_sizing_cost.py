@@ -42,11 +42,24 @@ def test_on_demand_cost_is_hours_times_price():
     assert c.checkpoints == 10
     assert c.wall_hours == pytest.approx(10.0)
     assert c.inputs["gpu_cost_to_finish"] == pytest.approx(20.0)
-    assert c.cost_per_checkpoint == pytest.approx(2.0 + c.inputs["storage_cost"] / 10)
+    assert c.marginal_checkpoint_cost == pytest.approx(2.0 + c.inputs["storage_cost"] / 10)
     assert c.expected_preemptions == 0
     # finish = GPU + storage + egress (+ ingest 0, orchestration 0, engineer 0)
     assert c.cost_to_finish == pytest.approx(
         20.0 + c.inputs["storage_cost"] + c.inputs["egress_cost"])
+    # per successful checkpoint: everything the run costs, over the checkpoints it delivers
+    assert c.cost_per_checkpoint == pytest.approx(c.cost_to_finish / 10)
+
+
+def test_fixed_costs_count_per_successful_checkpoint_not_per_marginal_one():
+    # A short job on hourly billing with a long start-up: the marginal checkpoint is cheap,
+    # but the start-up and the rounding up are paid too, and they are in the per-checkpoint cost.
+    w = _w(tokens=1.8e6, checkpoint_every_tokens=1.8e5, restart_minutes=20.0)
+    c = estimate_cost(w, price_per_hour=6.0, nodes=1, tokens_per_s=1000.0,
+                      pricing_model="on_demand", billing_increment_s=3600)
+    assert c.billed_hours == 1.0  # 20 min start + 30 min training, billed as one hour
+    assert c.cost_per_checkpoint == pytest.approx(c.cost_to_finish / 10)
+    assert c.cost_per_checkpoint > 1.9 * c.marginal_checkpoint_cost
 
 
 def test_billing_increment_and_nodes_multiply():
@@ -88,10 +101,39 @@ def test_spot_rework_is_restart_plus_half_interval_per_preemption():
     assert c.cost_per_checkpoint > on_demand.cost_per_checkpoint
 
 
+def test_spot_risk_scales_with_nodes_and_run_length():
+    # A job on N spot nodes stops when any node is reclaimed: N x the per-node rate.
+    w = _w(restart_minutes=30.0)
+    one, eight = (estimate_cost(w, price_per_hour=1.0, nodes=n, tokens_per_s=1000.0,
+                                pricing_model="spot", extra={}) for n in (1, 8))
+    assert eight.inputs["preemptions_per_hour"] == pytest.approx(
+        8 * one.inputs["preemptions_per_hour"])
+    assert eight.expected_preemptions > 8 * one.expected_preemptions  # rework is preempted too
+    longer = estimate_cost(_w(restart_minutes=30.0, tokens=72e6), price_per_hour=1.0, nodes=1,
+                           tokens_per_s=1000.0, pricing_model="spot", extra={})
+    assert longer.expected_preemptions > 1.9 * one.expected_preemptions
+    # Preempted faster than it recovers: the run never finishes (not a NaN, not a bargain).
+    hopeless = estimate_cost(_w(restart_minutes=60.0, checkpoint_every_tokens=3.6e7),
+                             price_per_hour=0.01, nodes=64, tokens_per_s=1000.0,
+                             pricing_model="spot", extra={})
+    assert hopeless.cost_to_finish == math.inf and hopeless.cost_per_checkpoint == math.inf
+
+
+def test_committed_price_is_paid_for_the_whole_term():
+    w = _w()  # 10 h at 1000 tokens/s
+    c = estimate_cost(w, price_per_hour=2.0, nodes=2, tokens_per_s=1000.0,
+                      pricing_model="committed", commitment_months=1)
+    assert c.billed_hours == pytest.approx(730.0)
+    assert c.inputs["gpu_cost_to_finish"] == pytest.approx(730.0 * 2.0 * 2)
+    # inside the paid term, one more checkpoint costs only its storage
+    assert c.marginal_checkpoint_cost == pytest.approx(c.inputs["storage_cost"] / 10)
+
+
 def test_spot_without_band_uses_documented_default():
     c = estimate_cost(_w(), price_per_hour=1.0, nodes=1, tokens_per_s=1000.0,
                       pricing_model="spot", extra={})
     assert c.inputs["interruption_band"] == DEFAULT_BAND
+    assert c.inputs["interruption_band_source"].startswith("assumed: 15%/day, ")
     worse = preemptions_per_hour(DEFAULT_BAND)
     assert all(preemptions_per_hour(b) <= worse for b in ("<5%", "5-10%", "15-20%"))
 

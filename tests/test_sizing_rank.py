@@ -44,7 +44,7 @@ def test_ranking_order_and_verdicts():
     costs = [r.cost_per_checkpoint for r in ok]
     assert costs == sorted(costs)
     assert ok[0].sku == "h100-spot"  # cheapest per checkpoint even with rework
-    assert "spot risk: <5% (provider band)" in ok[0].reason
+    assert "spot risk: <5% per node (AWS Spot Instance Advisor band" in ok[0].reason
     skus = [r.sku for r in ok]
     assert skus.index("h100-cheap") < skus.index("h100")
     by = {r.sku: r for r in rows}
@@ -109,7 +109,8 @@ def test_poor_pcie_scaling_is_named():
 
 def test_top_k():
     out = rank([QLORA_70B], OFFERS, top=2)["q70"]
-    assert len(out) == 2
+    # The two cheapest are the best spot and the best on-demand offer: no choice lies below.
+    assert len(out) == 2 and {r.choice for r in out} == {"spot", "on_demand"}
 
 
 def test_single_gpu_pods_across_nodes_use_ethernet_and_say_so():
@@ -134,7 +135,7 @@ def test_top_k_is_the_head_of_the_full_ranking():
                  for c in (1, 2, 8) for pm in ("on_demand", "spot")])]
     full = [r.sku for r in rank([QLORA_70B], many)["q70"]]
     head = [r.sku for r in rank([QLORA_70B], many, top=7)["q70"]]
-    assert head == full[:7]
+    assert head[:7] == full[:7]
 
 
 def test_placeholder_prices_rank_after_trusted_offers():
@@ -144,7 +145,8 @@ def test_placeholder_prices_rank_after_trusted_offers():
               _offer("l4", "L4-24GB", 1, 0.1)]
     rows = rank([QLORA_70B], offers)["q70"]
     assert [r.sku for r in rows] == ["real", "placeholder", "l4"]
-    assert rows[1].verdict == "suspect_price" and "placeholder" in rows[1].reason
+    assert rows[1].verdict == "not_firm" and "placeholder" in rows[1].reason
+    assert rows[1].firm is False and rows[1].choice is None and rows[0].choice == "on_demand"
     assert [r.sku for r in rank([QLORA_70B], offers, top=2)["q70"]] == ["real", "placeholder"]
 
 
@@ -155,7 +157,7 @@ def test_from_prices_rank_after_firm_prices():
               _offer("firm", "H100-SXM-80GB", 1, 2.5)]
     rows = rank([QLORA_70B], offers)["q70"]
     assert [r.sku for r in rows] == ["firm", "floor"]
-    assert rows[1].verdict == "suspect_price" and "'from' price" in rows[1].reason
+    assert rows[1].verdict == "not_firm" and "'from' price" in rows[1].reason
 
 
 FULL_8B_8GPU = workload_from_dict(dict(
@@ -200,3 +202,67 @@ def test_a_row_without_firm_price_counts_as_firm_whatever_its_extra_says():
                    extra=json.dumps({"suspect_placeholder": True}))
     (row,) = rank([QLORA_70B], [offer])["q70"]
     assert row.verdict == "ok"
+
+
+ONE_GPU_QLORA = workload_from_dict(dict(
+    name="q8", model="Llama 3.1 8B", method="qlora", grad_checkpointing=True, seq_len=2048,
+    optimizer="paged_adamw_8bit", gpus=1, tokens=1.5e7, checkpoint_every_tokens=1.5e6))
+
+
+def test_a_node_bigger_than_the_job_is_priced_whole_and_said_so():
+    (row,) = rank([ONE_GPU_QLORA], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["q8"]
+    assert (row.gpus_per_node, row.nodes, row.gpus) == (8, 1, 1)
+    assert row.price_per_hour == 24.0
+    assert "8-GPU node priced whole for a 1-GPU job" in row.reason
+    # the same job on one GPU of the same kind: same speed, an eighth of the price
+    (one,) = rank([ONE_GPU_QLORA], [_offer("1x", "H100-SXM-80GB", 1, 3.0)])["q8"]
+    assert one.tokens_per_s == row.tokens_per_s
+    assert one.cost_to_finish < row.cost_to_finish / 4
+
+
+def test_max_gpus_lets_the_job_scale_out_and_no_further():
+    scaled = workload_from_dict(dict(
+        name="q8", model="Llama 3.1 8B", method="qlora", grad_checkpointing=True,
+        seq_len=2048, optimizer="paged_adamw_8bit", gpus=1, max_gpus=4, tokens=1.5e7,
+        checkpoint_every_tokens=1.5e6))
+    (row,) = rank([scaled], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["q8"]
+    assert row.gpus == 4 and "priced whole for a 4-GPU job (max_gpus 4" in row.reason
+    (small,) = rank([ONE_GPU_QLORA], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["q8"]
+    assert row.tokens_per_s > 3 * small.tokens_per_s
+
+
+def test_stale_rows_are_listed_apart_never_chosen():
+    import datetime as dt
+    offers = [_offer("old", "H100-SXM-80GB", 1, 0.9, is_stale=True,
+                     snapshot_date=dt.date(2026, 1, 9), age_days=275),
+              _offer("fresh", "H100-SXM-80GB", 1, 2.5, snapshot_date=dt.date(2026, 9, 29),
+                     age_days=12)]
+    rows = rank([QLORA_70B], offers)["q70"]
+    assert [r.sku for r in rows] == ["fresh", "old"]
+    assert rows[0].choice == "on_demand" and rows[0].age_days == 12
+    assert rows[1].verdict == "stale" and rows[1].choice is None
+    assert rows[1].reasons[0].startswith("stale: snapshot of 2026-01-09 (275 d old)")
+
+
+def test_committed_choice_is_paid_for_its_term_and_says_how_much_it_uses():
+    offers = [_offer("od", "H100-SXM-80GB", 1, 3.0),
+              _offer("1y", "H100-SXM-80GB", 1, 1.5, "committed", commitment_months=12)]
+    rows = {r.sku: r for r in rank([QLORA_70B], offers)["q70"]}
+    od, cud = rows["od"], rows["1y"]
+    assert (od.choice, cud.choice) == ("on_demand", "committed")
+    assert cud.inputs["gpu_cost_to_finish"] == pytest.approx(1.5 * 12 * 730)
+    assert cud.cost_to_finish > od.cost_to_finish  # a year paid for an 8-hour job
+    assert "12-month commitment paid whole: 8,760 h per node; the job uses" in cud.reason
+
+
+def test_spot_rate_scales_with_nodes_in_the_ranking():
+    w = workload_from_dict(dict(name="f16", model="Llama 3.1 8B", method="full",
+                                precision="bf16-mixed", sharding="fsdp", gpus=16,
+                                seq_len=4096, micro_batch=2, grad_checkpointing=True,
+                                tokens=1e9, checkpoint_every_tokens=1e8))
+    rows = rank([w, FULL_8B_8GPU], [_offer("8x", "H100-SXM-80GB", 8, 10.0, "spot")])
+    two, one = rows["f16"][0], rows["f8"][0]
+    assert (two.nodes, one.nodes) == (2, 1)
+    assert two.inputs["preemptions_per_hour"] == pytest.approx(
+        2 * one.inputs["preemptions_per_hour"])
+    assert "x 2 node(s)" in two.reason and "assumed: 15%/day" in two.reason

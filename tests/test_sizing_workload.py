@@ -65,6 +65,8 @@ def test_missing_fields_are_inferred_and_given_ones_kept(tmp_path):
     ('[[workload]]\nname = "a"\nparams_b = 7\nsequence_length = 9\n', "unknown field"),
     ('[[workload]]\nname = "a"\nparams_b = 7\ngpu = "H100"\n', "canonical GPU"),
     ('[[workload]]\nname = "a"\nparams_b = -1\n', "positive"),
+    ('[[workload]]\nname = "a"\nparams_b = 7\ngpus = 8\nmax_gpus = 4\n', "max_gpus (4) is below"),
+    ('[[workload]]\nname = "a"\nparams_b = 7\nmax_gpus = 0\n', "max_gpus must be positive"),
     ('[[workload]]\nname = "a"\nparams_b = 7\n[[workload]]\nname = "a"\nparams_b = 8\n',
      "duplicate"),
     ('name = "a"\n', "no [[workload]]"),
@@ -86,3 +88,9 @@ def test_missing_file():
 def test_full_8bit_defaults_to_8bit_optimizer():
     w = workload_from_dict(dict(name="x", params_b=7, method="full_8bit"))
     assert w.optimizer == "adamw_8bit"
+
+
+def test_max_gpus_defaults_to_gpus():
+    assert workload_from_dict(dict(name="x", params_b=7, gpus=1)).gpu_cap == 1
+    assert workload_from_dict(dict(name="x", params_b=7, gpus=1, max_gpus=8)).gpu_cap == 8
+    assert workload_from_dict(dict(name="x", params_b=7)).gpu_cap is None
