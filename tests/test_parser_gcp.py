@@ -62,6 +62,9 @@ def test_page_a4_na_on_demand(page):
     assert pick(page, "a4-highgpu-8g", "spot")[0].price_per_hour == 39.6336
     (cal,) = pick(page, "a4-highgpu-8g", "reserved", gcp_model="dws_calendar")
     assert cal.price_per_hour == 90.22 and cal.commitment_months is None
+    # Booked in whole days, at least one; the other columns bill as the page says nothing else.
+    assert (cal.billing_increment_s, cal.min_billing_s) == (86_400, 86_400)
+    assert flex.min_billing_s is None
     assert len(a4) == 5
 
 

@@ -59,6 +59,13 @@ _COLUMNS: list[tuple[re.Pattern[str], str, str, int | None, dict[str, str]]] = [
     (re.compile(r"^(price|on-demand)"), "on_demand", "on_demand", None, {}),
 ]
 
+# A calendar-mode reservation is booked in whole days, from 1 to 90 ("You must specify a
+# reservation duration of 1 to 90 days": cloud.google.com/tpu/docs/calendar-mode-reservation;
+# GPU VMs "that run for up to 90 days": cloud.google.com/compute/docs/instances/
+# create-future-reservations-calendar-mode). So the page's hourly price is paid per day, at
+# least one: a 3-hour job on it costs a day.
+_BILLING = {"dws_calendar": {"billing_increment_s": 86_400, "min_billing_s": 86_400}}
+
 
 def _text(node: Selector) -> str:
     return " ".join(t.strip() for t in node.css("::text").getall() if t.strip())
@@ -142,12 +149,13 @@ def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
             comp = _components(cells[comp_col]) if comp_col is not None else {}
             wording = cells[gpu_col] if gpu_col is not None else ""
             m = known.get(name)
-            for i, (_key, model, months, extra, header) in cols.items():
+            for i, (key, model, months, extra, header) in cols.items():
                 price = cell_price(cells[i])
                 if price is None:
                     continue
                 offers.append(make_offer(
                     meta,
+                    **_BILLING.get(key, {}),
                     sku=name,
                     gpu_model=m.gpu_model if m else None,
                     gpu_count=m.gpu_count if m else comp.get("gpus") or 1,
