@@ -248,11 +248,16 @@ def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> 
         console.print(_rank_table(f"{name}: does not fit or cannot be priced", rest, currency))
 
 
-def json_rows(ranked: dict[str, list[RankRow]], day: dt.date) -> list[dict[str, Any]]:
-    """The --json list: one object per ranked row, with the as-of date (reasons as a list)."""
+def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False
+              ) -> list[dict[str, Any]]:
+    """The --json list: one object per ranked row, with the as-of date (reasons as a list).
+    Prices that are never recommended (stale, not firm), whatever else their verdict, only with
+    `set_apart`: a plain `rank --json` holds nothing stale and no placeholder or "from" price."""
     out = []
     for rows in ranked.values():
         for r in rows:
+            if (r.stale or not r.firm) and not set_apart:
+                continue
             d = _jsonable(r.as_dict())
             d.pop("reason", None)
             out.append({"as_of": str(day), **d})
@@ -272,6 +277,9 @@ def rank(
         "--max-age-days", min=0,
         help="A provider's latest snapshot older than this on the day is stale (is_stale): "
              "never recommended. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
+    set_apart: Annotated[bool, typer.Option(
+        "--set-apart", help="With --json: also list the stale and not-firm prices (verdict "
+                            "stale / not_firm), which are never recommended.")] = False,
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
@@ -289,7 +297,7 @@ def rank(
             f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: offers priced "
             f"in them cannot be shown in {currency}[/yellow]")
     if as_json:
-        typer.echo(json.dumps(json_rows(ranked, day), indent=2, default=str))
+        typer.echo(json.dumps(json_rows(ranked, day, set_apart), indent=2, default=str))
         return
     console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
                   f"currency {currency}")

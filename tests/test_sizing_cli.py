@@ -271,3 +271,19 @@ def test_rank_terminal_shows_dates_ages_and_the_choices(w41_settings):
     assert res.exit_code == 0, res.output
     assert "the best firm offer of each kind" in res.stdout
     assert "snapshot" in res.stdout and "(12 d)" in res.stdout
+
+
+def test_rank_json_holds_no_stale_or_not_firm_row_unless_asked(w41_settings):
+    """Even with every offer ranked (--top 1000), a plain --json lists nothing stale and no
+    placeholder or "from" price; --set-apart adds them, labelled by their verdict."""
+    args = ["rank", str(WORKLOADS), "--date", "2026-10-11", "--json", "--top", "1000",
+            "--data-dir", str(w41_settings.data_dir)]
+    plain = json.loads(runner.invoke(app, args).stdout)
+    assert plain and all(r["firm"] and not r["stale"] for r in plain)
+    assert all(r["age_days"] <= 14 for r in plain)
+    full = json.loads(runner.invoke(app, [*args, "--set-apart"]).stdout)
+    apart = [r for r in full if r["stale"] or not r["firm"]]
+    assert {r["verdict"] for r in apart} >= {"stale", "not_firm"}
+    # The bundled W41 day has Runpod's flagged placeholders and Nebius' "from" floors.
+    assert {r["provider"] for r in apart if not r["firm"]} >= {"runpod", "nebius"}
+    assert len(full) == len(plain) + len(apart)
