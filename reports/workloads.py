@@ -36,8 +36,17 @@ _OFFER_COLS = [
 ]
 RANK_COLS = [Column("offer", "offer"), *_OFFER_COLS, Column("per_gpu_gb", "GB/GPU", "num"),
              Column("reason", "why")]
+# The headline keeps to what a buyer compares across the three choices, date first so that it
+# stays in view on a laptop screen; where_to_rent.csv carries every column of the row.
 CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
-               Column("offer", "offer"), *_OFFER_COLS, Column("reason", "why")]
+               Column("offer", "offer"), Column("snapshot_date", "snapshot", "date"),
+               Column("age_days", "age (d)", "int"),
+               Column("cost_to_finish", "to finish", "money"),
+               Column("cost_per_checkpoint", "per successful checkpoint", "money"),
+               Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
+               Column("region", "region"), Column("hours", "hours", "num"),
+               Column("expected_preemptions", "expected preemptions", "num"),
+               Column("reason", "why")]
 APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"),
               Column("cost_to_finish", "to finish", "money"),
               Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),

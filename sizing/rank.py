@@ -307,7 +307,7 @@ def _cost_reasons(w: Workload, o: dict[str, Any], cost: CostEstimate, per_node: 
     if cost.inputs.get("term_hours"):
         out.append(why.commitment(cost))
     elif why.choice_of(model) == "committed":
-        out.append(why.no_term())
+        out.append(why.no_term(cost))
     return out
 
 

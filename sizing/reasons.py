@@ -79,7 +79,14 @@ def commitment(cost: CostEstimate) -> str:
             f"{cost.wall_hours:,.1f} h ({cost.wall_hours / term:.1%} of the term)")
 
 
-def no_term() -> str:
+def no_term(cost: CostEstimate) -> str:
+    """A reservation priced per hour with no term: its own billing rules (GCP calendar mode:
+    whole days, at least one), else the job's hours."""
+    inc, least = cost.inputs.get("billing_increment_s"), cost.inputs.get("min_billing_s")
+    if least or inc:
+        return (f"reserved capacity without a term: billed in steps of {(inc or 3600) / 3600:g} h"
+                f", at least {(least or 0) / 3600:g} h: {cost.billed_hours:,.1f} h per node paid "
+                f"for {cost.wall_hours:,.1f} h of run")
     return ("reserved capacity without a term on the offer: billed for the job's hours only "
             "(the provider's minimum reservation is not in the row)")
 

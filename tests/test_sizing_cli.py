@@ -287,3 +287,14 @@ def test_rank_json_holds_no_stale_or_not_firm_row_unless_asked(w41_settings):
     # The bundled W41 day has Runpod's flagged placeholders and Nebius' "from" floors.
     assert {r["provider"] for r in apart if not r["firm"]} >= {"runpod", "nebius"}
     assert len(full) == len(plain) + len(apart)
+
+
+def test_a_calendar_reservation_is_paid_by_the_day(w41_rank):
+    """GCP's calendar-mode prices are hourly but booked in whole days: a committed choice on
+    one costs at least a day per node, and says so."""
+    cal = [r for r in w41_rank if r["choice"] == "committed" and r["provider"] == "gcp"
+           and r["pricing_model"] == "reserved"]
+    assert cal
+    for r in cal:
+        assert any("at least 24 h" in x for x in r["reasons"]), r["reasons"]
+        assert r["cost_to_finish"] >= 24 * r["price_per_hour"] * r["nodes"]
