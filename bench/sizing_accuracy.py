@@ -42,12 +42,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
 from sizing.memory import estimate_memory  # noqa: E402
 from sizing.throughput import estimate_throughput  # noqa: E402
 from sizing.workload import workload_from_dict  # noqa: E402
 from warehouse.gpus import canonical_gpu, gpu_models  # noqa: E402
 
 CSV = ROOT / "tests/fixtures/sizing/measured_calibration.csv"
+CLASS_CSV = ROOT / "tests/fixtures/sizing/throughput_by_class.csv"
 # Calibration wordings canonical_gpu cannot take as they stand (explanations in parentheses).
 GPU_WORDING = {
     "A100 40GB (inferred: bf16-true rows identical to resource-tables A100 run)": "A100-40GB",
@@ -259,6 +261,64 @@ def summary(res: dict) -> dict:
     )
 
 
+def _hfu_before(gpu_model: str) -> float:
+    """The utilisation rule before sizing/gpu_efficiency.csv: A100 64.2%, every other GPU the
+    H100's 46.4% (llm-foundry medians)."""
+    return 0.642 if gpu_model.startswith("A100") else 0.464
+
+
+def tokens_per_s_by_class(res: dict, path: Path = CLASS_CSV) -> list[dict]:
+    """Per GPU class: tokens/s median |error| % with the utilisation rule before and after the
+    efficiency table, over the calibration set's tokens/s rows and throughput_by_class.csv.
+
+    tokens/s is linear in HFU for a given FLOP count, so a row that publishes a utilisation
+    (HFU, or MFU where nothing is recomputed) is scored as |HFU used / HFU measured - 1|:
+    the tokens/s error the estimate makes when it counts the run's FLOPs as the source does.
+    `out` counts the rows the table's value was NOT taken from (out of sample)."""
+    gpus = gpu_models()
+    by_class: dict[str, dict[str, list]] = {}
+
+    def add(gpu_model: str, before: float, after: float, in_table: bool) -> None:
+        c = by_class.setdefault(gpu_class(gpus[gpu_model]),
+                                {"before": [], "after": [], "after_out": []})
+        c["before"].append(before)
+        c["after"].append(after)
+        if not in_table:
+            c["after_out"].append(after)
+
+    for t in res["tps"]:  # llm-foundry rows: the A100 / H100 values are their medians
+        scale = _hfu_before(t["gpu"]) / t["hfu_used"]
+        add(t["gpu"], _pct(t["est"] * scale, t["measured"]), t["err"], True)
+    for r in csv.DictReader(path.open(newline="")):
+        g, meas = r["gpu_model"], float(r["measured_hfu"])
+        after = efficiency_for(gpus[g]).hfu
+        add(g, _pct(_hfu_before(g), meas), _pct(after, meas), r["in_efficiency_table"] == "yes")
+    out = []
+    for cls, c in sorted(by_class.items()):
+        out.append(dict(gpu_class=cls, rows=len(c["after"]), out_rows=len(c["after_out"]),
+                        before=statistics.median(c["before"]),
+                        after=statistics.median(c["after"]),
+                        after_out=statistics.median(c["after_out"]) if c["after_out"]
+                        else float("nan")))
+    return out
+
+
+def print_tokens_per_s_by_class(res: dict) -> None:
+    rows = tokens_per_s_by_class(res)
+    print("\ntokens/s median |error| % per GPU class (utilisation before / after the efficiency "
+          "table; out of sample: rows the table's value was not taken from)")
+    print(f"  {'class':14}{'rows':>6}{'before':>9}{'after':>8}{'out rows':>10}{'after, out':>12}")
+    for r in rows:
+        print(f"  {r['gpu_class']:14}{r['rows']:>6}{r['before']:>9.1f}{r['after']:>8.1f}"
+              f"{r['out_rows']:>10}{r['after_out']:>12.1f}")
+    outs = [r["after_out"] for r in rows if r["out_rows"]]
+    before = statistics.median(r["before"] for r in rows)
+    after = statistics.median(r["after"] for r in rows)
+    print(f"  {'all classes':14}{'':>6}{before:>9.1f}{after:>8.1f}{'':>10}"
+          f"{statistics.median(outs) if outs else float('nan'):>12.1f}"
+          "  (median of the class medians)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", type=Path, default=CSV)
@@ -281,6 +341,7 @@ def main() -> None:
     print("(buyers' rules: QLoRA 0.75 GB/B params; LoRA 2 B/param +20%; full 16 B/param; "
           "8-bit Adam 12 B/param; divided by GPUs when sharded; they give no tokens/s)")
     print(f"(PEFT rows: sequence length {PEFT_SEQ_ASSUMED} tokens is an assumption)")
+    print_tokens_per_s_by_class(res)
     if args.rows:
         print("\nmemory rows: measured / estimator / rule GB")
         for m in res["mem"]:

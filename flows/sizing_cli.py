@@ -25,7 +25,7 @@ from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from sizing.memory import estimate_memory
 from sizing.rank import RankRow
 from sizing.rank import rank as rank_offers
-from sizing.throughput import estimate_throughput
+from sizing.throughput import efficiency_assumed_note, estimate_throughput
 from sizing.workload import Workload, WorkloadError
 from spiders import registry
 from warehouse.gpus import gpu_models
@@ -78,10 +78,15 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
         "tokens_per_s": round(tp.tokens_per_s, 1),
         "hours": _finite(round(tp.hours, 3)),
+        "hfu": tp.hfu,
+        "efficiency_class": tp.efficiency_class,
+        "efficiency_assumed": tp.efficiency_assumed,
+        "efficiency_source": tp.hfu_source,
         "model": {"name": w.arch.name, "params_b": w.arch.params_b,
                   "inferred_fields": list(w.arch.inferred)},
         "method": w.method, "precision": w.precision, "framework": w.framework,
-        "notes": mem.notes + tp.notes,
+        "notes": mem.notes + tp.notes + (
+            [efficiency_assumed_note(tp)] if tp.efficiency_assumed else []),
     }
 
 
@@ -112,7 +117,8 @@ def size(
         t.add_row("capacity", f"{r['capacity_gb']:g}")
         console.print(t)
         hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
-        console.print(f"  tokens/s {r['tokens_per_s']:.0f}, hours {hours}")
+        assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
+        console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
         for note in r["notes"]:
             console.print(f"  - {note}", highlight=False)
 

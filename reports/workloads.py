@@ -31,9 +31,15 @@ _OFFER_COLS = [
     Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
     Column("region", "region"), Column("n_regions", "regions", "int"),
     Column("pricing_model", "pricing"), Column("hours", "hours", "num"),
+    Column("speed", "tokens/s"),
     Column("expected_preemptions", "expected preemptions", "num"),
     Column("snapshot_date", "snapshot", "date"), Column("age_days", "age (d)", "int"),
 ]
+# Marks a tokens/s figure whose GPU class has no published training measurement.
+ASSUMED_MARK = "†"
+ASSUMED_NOTE = (f"{ASSUMED_MARK} efficiency assumed: no published training measurement for "
+                "this GPU class, tokens/s and hours rest on a derived or borrowed utilisation "
+                "(sizing/gpu_efficiency.csv, docs/sizing.md).")
 RANK_COLS = [Column("offer", "offer"), *_OFFER_COLS, Column("per_gpu_gb", "GB/GPU", "num"),
              Column("reason", "why")]
 # The headline keeps to what a buyer compares across the three choices, date first so that it
@@ -45,6 +51,7 @@ CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
                Column("cost_per_checkpoint", "per successful checkpoint", "money"),
                Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
                Column("region", "region"), Column("hours", "hours", "num"),
+               Column("speed", "tokens/s"),
                Column("expected_preemptions", "expected preemptions", "num"),
                Column("reason", "why")]
 APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"),
@@ -130,12 +137,13 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
         rep = lookup.get((row["provider"], row["sku"], row.get("region"),
                           row["pricing_model"], row["gpu_model"]), {})
         row = dict(row, n_regions=rep.get("n_regions", 1), layout=_layout(row),
-                   offer=f"{row['provider']} {row['sku']}")
+                   offer=f"{row['provider']} {row['sku']}", speed=_speed(row))
         (ok if row["verdict"] == "ok" else apart if row["verdict"] in APART
          else bad).append(row)
     best_per_provider: dict[str, dict[str, Any]] = {}
     for row in ok:
         best_per_provider.setdefault(row["provider"], row)
+    per_provider = sorted(best_per_provider.values(), key=lambda r: r["cost_per_checkpoint"])
     slug = _slug(w.name)
     return dict(
         name=w.name,
@@ -143,11 +151,10 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
                  f"{w.tokens:,.0f} tokens, checkpoint every "
                  f"{w.checkpoint_every_tokens:,.0f} tokens"),
         top=Table(f"workload_{slug}_top", f"{w.name}: cheapest per successful checkpoint",
-                  RANK_COLS, ok[:TOP_OFFERS], total=len(ok)),
+                  RANK_COLS, ok[:TOP_OFFERS], total=len(ok), note=_assumed_note(ok[:TOP_OFFERS])),
         per_provider=Table(f"workload_{slug}_per_provider",
-                           f"{w.name}: best offer per provider", RANK_COLS,
-                           sorted(best_per_provider.values(),
-                                  key=lambda r: r["cost_per_checkpoint"])),
+                           f"{w.name}: best offer per provider", RANK_COLS, per_provider,
+                           note=_assumed_note(per_provider)),
         apart=Table(f"workload_{slug}_not_recommended",
                     f"{w.name}: priced but not recommended (stale or not a firm price)",
                     APART_COLS, apart[:TOP_OFFERS], total=len(apart)),
@@ -157,6 +164,18 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
                     NOFIT_COLS, _why_not(bad)),
         all_ok=ok,
     )
+
+
+def _speed(row: dict[str, Any]) -> str:
+    """tokens/s of the whole job, marked when the GPU class's efficiency is assumed."""
+    tps = row.get("tokens_per_s") or 0
+    if not tps:
+        return ""
+    return f"{tps:,.0f}{' ' + ASSUMED_MARK if row.get('efficiency_assumed') else ''}"
+
+
+def _assumed_note(rows: Sequence[dict[str, Any]]) -> str:
+    return ASSUMED_NOTE if any(r.get("efficiency_assumed") for r in rows) else ""
 
 
 def _layout(row: dict[str, Any]) -> str:
@@ -180,7 +199,8 @@ def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
     return Table("where_to_rent", "Best firm offer of each kind, per workload", CHOICE_COLS, rows,
                  note="Per workload, the best firm on-demand, spot and committed offer, by "
                       "cost per successful checkpoint (what the run costs to finish / the "
-                      "checkpoints it delivers). Stale and not firm prices are never chosen.")
+                      "checkpoints it delivers). Stale and not firm prices are never chosen."
+                      + (" " + ASSUMED_NOTE if _assumed_note(rows) else ""))
 
 
 def _why_not(bad: list[dict[str, Any]]) -> list[dict[str, Any]]:

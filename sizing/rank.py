@@ -34,7 +34,7 @@ from sizing.cost import (
     term_hours,
 )
 from sizing.memory import MemoryEstimate, estimate_memory
-from sizing.throughput import Throughput, estimate_throughput
+from sizing.throughput import Throughput, efficiency_assumed_note, estimate_throughput
 from sizing.workload import Workload
 from warehouse.gpus import gpu_models
 
@@ -103,6 +103,9 @@ class RankRow:
     firm: bool = True
     stale: bool = False
     choice: str | None = None  # on_demand, spot or committed when it is that choice's best
+    # tokens/s rests on an HFU with no published training measurement for the GPU's class
+    # (sizing/efficiency.py); inputs["hfu_source"] says where the figure comes from.
+    efficiency_assumed: bool = False
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 
@@ -280,7 +283,8 @@ def _row_inputs(cost: CostEstimate, tp: Throughput, mem: MemoryEstimate, quoted:
                 o: dict[str, Any]) -> dict[str, Any]:
     """Every figure the row's cost was computed from."""
     inputs = dict(cost.inputs)
-    inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, flops_per_token=tp.flops_per_token,
+    inputs.update(hfu=tp.hfu, hfu_source=tp.hfu_source, efficiency_class=tp.efficiency_class,
+                  efficiency_assumed=tp.efficiency_assumed, flops_per_token=tp.flops_per_token,
                   scaling_efficiency=tp.scaling_efficiency, link=tp.link,
                   price_currency=quoted, fx_factor=orow.price(o.get("fx")) or 1.0,
                   memory_breakdown_gb={
@@ -366,6 +370,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     reasons = why.fit(w, mem, spec.memory_gb, tp, nodes, n) + _cost_reasons(
         w, o, cost, per_node, nodes, n, listed, currency,
         cache.node_shapes.get(base["provider"]))
+    if tp.efficiency_assumed:
+        reasons.append(efficiency_assumed_note(tp))
     verdict = "ok"
     caveat = orow.price_caveat(o)
     if caveat:
@@ -382,4 +388,5 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                    marginal_checkpoint_cost=cost.marginal_checkpoint_cost,
                    expected_preemptions=cost.expected_preemptions,
                    verdict=verdict, reason="; ".join(reasons), reasons=reasons,
+                   efficiency_assumed=tp.efficiency_assumed,
                    inputs=_row_inputs(cost, tp, mem, quoted, o))

@@ -11,19 +11,13 @@ import math
 import re
 from dataclasses import dataclass
 
+from sizing.efficiency import Efficiency, efficiency_for
 from sizing.memory import lora_params
 from sizing.workload import Workload
 from warehouse.gpus import GpuModel
 
-# HFU defaults per GPU family, medians of the MosaicML llm-foundry benchmark table
-# (mosaicml/llm-foundry scripts/train/benchmarking/README.md; 1B-70B MPT, BF16, FSDP; rows in
-# tests/fixtures/sizing/measured_calibration.csv): A100 80GB HFU 59.9, 62.1, 72.6, 64.2, 59.6,
-# 73.7, 71.1 -> median 64.2%; H100 80GB HFU 41.8, 42.3, 49.5, 46.4, 39.8, 50.8, 56.8 -> 46.4%.
-HFU_BY_PREFIX = {"A100": 0.642, "H100": 0.464, "H200": 0.464, "GH200": 0.464}
-HFU_SOURCE = "llm-foundry benchmarking README (median HFU of the MPT rows)"
-# No published training measurement for other GPUs in our reference data: use the lower of
-# the two cited values rather than invent one.
-HFU_FALLBACK = 0.464
+# HFU per GPU class (and method where the measurement distinguishes them) comes from
+# sizing/gpu_efficiency.csv, a public source per row (sizing/efficiency.py).
 # QLoRA iterations are slower than LoRA on the same GPU because every matmul dequantizes its
 # NF4 weight first (memory-bound). LitGPT resource tables (A100 40GB, bnb 0.41): QLoRA/LoRA
 # time per 1k iterations = 1.77/1.62 (phi-1.5), 1.82/1.24 (StableLM 3B), 3.68/2.36 (Llama 2
@@ -74,13 +68,28 @@ class Throughput:
     link_gbs: float
     hours: float
     notes: list[str]
+    # No published training measurement for the GPU's class: the HFU is derived or borrowed
+    # (hfu_source says which), and every output says "efficiency assumed".
+    efficiency_assumed: bool = False
+    efficiency_class: str = ""
+    efficiency_basis: str = ""  # training | gemm-derived | fallback (sizing/efficiency.py)
 
 
-def hfu_for(gpu_model: str) -> tuple[float, str]:
-    for prefix, value in HFU_BY_PREFIX.items():
-        if gpu_model.startswith(prefix):
-            return value, HFU_SOURCE
-    return HFU_FALLBACK, f"no measurement for {gpu_model}: lower cited HFU ({HFU_SOURCE})"
+def hfu_for(gpu: GpuModel, method: str = "any") -> Efficiency:
+    """The HFU of the GPU's class for this method, with its source and whether it is assumed."""
+    return efficiency_for(gpu, method)
+
+
+ASSUMED_BASIS = {"gemm-derived": "scaled from its measured BF16 matmul rate",
+                 "fallback": "the H100's value borrowed"}
+
+
+def efficiency_assumed_note(tp: Throughput) -> str:
+    """The sentence every output carries when the HFU is not a measurement of the GPU's class
+    (short: the row's inputs / the size JSON carry the full source)."""
+    how = ASSUMED_BASIS.get(tp.efficiency_basis, tp.efficiency_basis)
+    return (f"efficiency assumed: no published training measurement for GPU class "
+            f"{tp.efficiency_class or '?'} (HFU {tp.hfu:.1%}, {how})")
 
 
 def model_flops_per_token(w: Workload) -> float:
@@ -157,25 +166,29 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
                           "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
                                               "warehouse/gpus.csv; time not estimated"])
-    hfu, src = hfu_for(gpu.gpu_model)
+    eff = hfu_for(gpu, w.method)
+    hfu, src = eff.hfu, eff.source
     flops = hardware_flops_per_token(w)
     per_gpu = peak * 1e12 * hfu / flops
     notes.append(f"{flops / 1e9:.1f} GFLOP/token ({w.method}"
                  f"{', recompute' if w.grad_checkpointing else ''}) at {peak:g} TFLOPS x "
-                 f"HFU {hfu:.1%}")
+                 f"HFU {hfu:.1%} ({eff.gpu_class}"
+                 f"{', efficiency assumed' if eff.assumed else ', measured'})")
     if w.method == "qlora":
         per_gpu /= QLORA_SLOWDOWN
         notes.append(f"QLoRA dequantization: / {QLORA_SLOWDOWN} (LitGPT resource tables)")
     kind, gbs = link_bandwidth(gpu, gpus_per_node, nodes, internode_gbs)
-    eff = 1.0
+    scaling = 1.0
     if n > 1:
         step_tokens = w.micro_batch * w.seq_len * w.grad_accum
         t_comp = step_tokens / per_gpu
         t_comm = comm_bytes_per_step(w, n) / (gbs * 1e9)
         # collectives overlap the backward pass; the step takes the longer of the two
-        eff = t_comp / max(t_comp, t_comm)
+        scaling = t_comp / max(t_comp, t_comm)
         notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s): compute {t_comp:.2f} s vs "
-                     f"communication {t_comm:.2f} s per step -> scaling {eff:.0%}")
-    total = per_gpu * n * eff
+                     f"communication {t_comm:.2f} s per step -> scaling {scaling:.0%}")
+    total = per_gpu * n * scaling
     hours = w.tokens / total / 3600 if total > 0 else math.inf
-    return Throughput(total, per_gpu * eff, flops, hfu, src, eff, kind, gbs, hours, notes)
+    return Throughput(total, per_gpu * scaling, flops, hfu, src, scaling, kind, gbs, hours,
+                      notes, efficiency_assumed=eff.assumed, efficiency_class=eff.gpu_class,
+                      efficiency_basis=eff.basis)
