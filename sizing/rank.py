@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sizing import compat
 from sizing import offer_row as orow
 from sizing import reasons as why
 from sizing.cost import (
@@ -103,6 +104,7 @@ class RankRow:
     firm: bool = True
     stale: bool = False
     choice: str | None = None  # on_demand, spot or committed when it is that choice's best
+    compat: str = "compatible"  # sizing/compat.py: compatible, caveat (ranked) or incompatible
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 
@@ -227,6 +229,8 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     count = float(o.get("gpu_count") or 0)
     if gpu not in known or count < 1 or count != int(count):
         return (2, math.inf, 1e9)
+    if not compat.check(w, known[gpu]).runs:
+        return (2, math.inf, 1e9)
     per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
                          known[gpu].memory_gb, cache)
     lkey = (wi, gpu, per_node)
@@ -331,6 +335,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         return _rejected(base, count, listed,
                          f"{count:g} GPU per instance (a slice): not used for training", "slice")
     spec = known[gpu]
+    runs = compat.check(w, spec)  # the software the workload needs, on this card
+    if not runs.runs:
+        return _rejected(base, count, listed, runs.summary(), "incompatible", compat=runs.verdict)
     per_node = _per_node(wi, w, gpu, base["provider"], int(count), spec.memory_gb, cache)
     price = listed * per_node / count  # the node's price when a per-GPU price is scaled up
     nodes, used, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
@@ -366,6 +373,7 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     reasons = why.fit(w, mem, spec.memory_gb, tp, nodes, n) + _cost_reasons(
         w, o, cost, per_node, nodes, n, listed, currency,
         cache.node_shapes.get(base["provider"]))
+    reasons[:0] = [f"caveat: {r}" for r in runs.reasons]  # ranked, and flagged first
     verdict = "ok"
     caveat = orow.price_caveat(o)
     if caveat:
@@ -374,7 +382,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     if base["stale"]:
         reasons.insert(0, why.stale(o))
         verdict = "stale"
-    return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
+    return RankRow(**base, **common, fits=True, compat=runs.verdict,
+                   tokens_per_s=round(tp.tokens_per_s, 1),
                    hours=cost.wall_hours, price_per_hour=price,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,

@@ -4,13 +4,22 @@ workload needs runs on the offer's card, and what rank does with the answer."""
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from flows.sizing_cli import app, read_offers
 from sizing import compat
-from sizing.workload import VENDORS, WorkloadError, workload_from_dict
+from sizing.rank import rank
+from sizing.workload import VENDORS, WorkloadError, load_workloads, workload_from_dict
 from warehouse.gpus import gpu_models
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKLOADS = ROOT / "sizing" / "workloads.toml"
+runner = CliRunner()
 
 
 def _workload(**kw):
@@ -54,6 +63,14 @@ def test_every_requirement_has_a_rule_for_every_card_family():
 
 def test_vendors_are_those_of_gpus_csv():
     assert set(VENDORS) == {g.vendor.lower() for g in gpu_models().values()}
+
+
+def test_docs_document_every_rule_with_its_source():
+    doc = (ROOT / "docs" / "sizing.md").read_text()
+    for r in compat.rules():
+        row = f"| `{r.requirement}` | {r.vendor} | {r.family} | {r.verdict} |"
+        assert row in doc, row
+        assert r.source.replace("|", "/") in doc, r.source
 
 
 # --- verdicts ---
@@ -112,3 +129,58 @@ def test_vendors_field_parses_and_restricts():
     for bad in ("nvidia", [], ["intel"], [1]):
         with pytest.raises(WorkloadError, match="vendors"):
             _workload(vendors=bad)
+
+
+# --- rank ---
+
+def _offer(gpu, price, provider="p", model="on_demand"):
+    return dict(provider=provider, sku=gpu, region="r", gpu_model=gpu, gpu_count=1,
+                price_per_hour=price, pricing_model=model, currency="USD")
+
+
+def test_rank_lists_an_incompatible_offer_apart_with_its_reason():
+    w = _workload()
+    offers = [_offer("V100-32GB", 0.10), _offer("H100-SXM-80GB", 3.0),
+              _offer("B200-180GB", 5.0)]
+    rows = {r.gpu_model: r for r in rank([w], offers)["t"]}
+    v100 = rows["V100-32GB"]
+    assert v100.verdict == "incompatible" and v100.compat == "incompatible"
+    assert "bf16 needs Ampere" in v100.reason and v100.choice is None
+    assert rows["H100-SXM-80GB"].choice == "on_demand"
+    b200 = rows["B200-180GB"]  # caveat: ranked, the caveat first among its reasons
+    assert b200.verdict == "ok" and b200.compat == "caveat"
+    assert b200.reasons[0].startswith("caveat: flash_attention_2")
+
+
+def test_size_json_reports_the_cards_compatibility():
+    res = runner.invoke(app, ["size", str(WORKLOADS), "--gpu", "V100-32GB", "--json"])
+    assert res.exit_code == 0, res.output
+    for r in json.loads(res.stdout):
+        assert r["compatibility"]["verdict"] == "incompatible"
+        assert r["compatibility"]["sources"]
+    res = runner.invoke(app, ["size", str(WORKLOADS), "--gpu", "MI300X-192GB"])
+    assert "compatibility on MI300X-192GB: caveat" in res.stdout
+
+
+# --- on the real bundled snapshots (tests/conftest.py: w41_settings) ---
+
+@pytest.fixture(scope="module")
+def w41_offers(w41_settings):
+    _, offers, _ = read_offers(w41_settings.data_dir / "warehouse.duckdb", None)
+    return offers
+
+
+def test_w41_qlora_70b_on_amd_is_flagged_and_vendors_nvidia_removes_it(w41_offers):
+    (w,) = [x for x in load_workloads(WORKLOADS) if x.name == "qlora-llama3.1-70b"]
+    amd = {g for g, spec in gpu_models().items() if spec.vendor == "AMD"}
+    assert any(o["gpu_model"] in amd for o in w41_offers), "W41 sells no AMD card"
+    rows = rank([w], w41_offers)[w.name]
+    amd_ok = [r for r in rows if r.gpu_model in amd and r.verdict == "ok"]
+    assert amd_ok, "no AMD row fits the 70B QLoRA on W41"
+    for r in amd_ok:  # ranked, and the reasons say why a buyer should check first
+        assert r.compat == "caveat" and "bitsandbytes" in r.reasons[0]
+    nv = replace(w, vendors=("nvidia",))
+    rows = rank([nv], w41_offers)[w.name]
+    assert all(r.verdict == "incompatible" for r in rows if r.gpu_model in amd)
+    assert not any(r.choice and r.gpu_model in amd for r in rows)
+    assert any(r.choice == "on_demand" for r in rows)
