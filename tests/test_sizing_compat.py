@@ -184,3 +184,21 @@ def test_w41_qlora_70b_on_amd_is_flagged_and_vendors_nvidia_removes_it(w41_offer
     assert all(r.verdict == "incompatible" for r in rows if r.gpu_model in amd)
     assert not any(r.choice and r.gpu_model in amd for r in rows)
     assert any(r.choice == "on_demand" for r in rows)
+
+
+def test_no_published_measurement_ran_on_a_card_the_rules_call_incompatible():
+    """Every calibration row (tests/fixtures/sizing/measured_calibration.csv) ran: a rule that
+    called its card incompatible for its workload would contradict a published run."""
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    import sizing_accuracy as bench
+    checked = 0
+    with bench.CSV.open(newline="") as fh:
+        for r in csv.DictReader(fh):
+            d, _ = bench.row_to_workload(r)
+            if d is None or not d.get("gpu"):
+                continue
+            w = workload_from_dict(d)
+            assert compat.check(w, gpu_models()[d["gpu"]]).runs, (r["source"], d["gpu"])
+            checked += 1
+    assert checked >= 40
