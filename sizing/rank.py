@@ -319,7 +319,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
               usd_factor: float | None, cache: _Cache) -> RankRow:
     """One offer's full row: the first reason it cannot be ranked, else its costs and why.
     One straight sequence of checks, each needing the one before (a known GPU, a whole GPU, a
-    layout that fits, a converted price, a speed, a finite cost), so it stays in one place."""
+    card that runs the workload's software (sizing/compat.py), a layout that fits, a converted
+    price, a speed, a finite cost), so it stays in one place."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
     converted = orow.price(o.get("price_per_hour"))
