@@ -37,7 +37,7 @@ from sizing.cost import (
 from sizing.memory import MemoryEstimate, estimate_memory
 from sizing.throughput import Throughput, estimate_throughput
 from sizing.workload import Workload
-from warehouse.gpus import gpu_models
+from warehouse.gpus import GpuModel, gpu_models
 
 MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
 
@@ -123,6 +123,13 @@ class _Cache:
         self.layouts: dict[tuple, tuple[int, bool, float]] = {}
         self.quick_plans: dict[tuple, RunPlan | None] = {}
         self.shapes: dict[tuple, int] = {}
+        self.runs: dict[tuple, compat.Compat] = {}
+
+    def compat(self, wi: int, w: Workload, spec: GpuModel) -> compat.Compat:
+        key = (wi, spec.gpu_model)
+        if key not in self.runs:
+            self.runs[key] = compat.check(w, spec)
+        return self.runs[key]
 
     def plan(self, wi: int, w: Workload, tokens_per_s: float, usd_factor: float) -> RunPlan:
         key = (wi, tokens_per_s, usd_factor)
@@ -229,7 +236,7 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     count = float(o.get("gpu_count") or 0)
     if gpu not in known or count < 1 or count != int(count):
         return (2, math.inf, 1e9)
-    if not compat.check(w, known[gpu]).runs:
+    if not cache.compat(wi, w, known[gpu]).runs:
         return (2, math.inf, 1e9)
     per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
                          known[gpu].memory_gb, cache)
@@ -336,7 +343,7 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         return _rejected(base, count, listed,
                          f"{count:g} GPU per instance (a slice): not used for training", "slice")
     spec = known[gpu]
-    runs = compat.check(w, spec)  # the software the workload needs, on this card
+    runs = cache.compat(wi, w, spec)  # the software the workload needs, on this card
     if not runs.runs:
         return _rejected(base, count, listed, runs.summary(), "incompatible", compat=runs.verdict)
     per_node = _per_node(wi, w, gpu, base["provider"], int(count), spec.memory_gb, cache)
