@@ -126,10 +126,9 @@ class _Cache:
         self.runs: dict[tuple, compat.Compat] = {}
 
     def compat(self, wi: int, w: Workload, spec: GpuModel) -> compat.Compat:
-        key = (wi, spec.gpu_model)
-        if key not in self.runs:
-            self.runs[key] = compat.check(w, spec)
-        return self.runs[key]
+        if (wi, spec.gpu_model) not in self.runs:
+            self.runs[wi, spec.gpu_model] = compat.check(w, spec)
+        return self.runs[wi, spec.gpu_model]
 
     def plan(self, wi: int, w: Workload, tokens_per_s: float, usd_factor: float) -> RunPlan:
         key = (wi, tokens_per_s, usd_factor)
@@ -234,9 +233,8 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     """The sort key of `_sort_key` without building the row (same formulas)."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
-    if gpu not in known or count < 1 or count != int(count):
-        return (2, math.inf, 1e9)
-    if not cache.compat(wi, w, known[gpu]).runs:
+    if (gpu not in known or count < 1 or count != int(count)
+            or not cache.compat(wi, w, known[gpu]).runs):
         return (2, math.inf, 1e9)
     per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
                          known[gpu].memory_gb, cache)
