@@ -22,9 +22,10 @@ from rich.table import Table
 from flows.config import max_age_days as config_max_age_days
 from flows.gpu_names import load_known_workloads, unknown_gpu
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from sizing.compat import check as compat_check
 from sizing.memory import estimate_memory
-from sizing.rank import RankRow
 from sizing.rank import rank as rank_offers
+from sizing.rank_row import RankRow
 from sizing.throughput import efficiency_assumed_note, estimate_throughput
 from sizing.workload import Workload, WorkloadError
 from spiders import registry
@@ -85,6 +86,8 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "model": {"name": w.arch.name, "params_b": w.arch.params_b,
                   "inferred_fields": list(w.arch.inferred)},
         "method": w.method, "precision": w.precision, "framework": w.framework,
+        # Whether the software the workload needs runs on this card (sizing/compat.py).
+        "compatibility": compat_check(w, spec).as_dict(),
         "notes": mem.notes + tp.notes + (
             [efficiency_assumed_note(tp)] if tp.efficiency_assumed else []),
     }
@@ -119,6 +122,10 @@ def size(
         hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
         assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
         console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
+        runs = r["compatibility"]
+        console.print(f"  compatibility on {r['gpu']}: {runs['verdict']}", highlight=False)
+        for reason in runs["reasons"]:
+            console.print(f"    {escape(reason)}", highlight=False)
         for note in r["notes"]:
             console.print(f"  - {note}", highlight=False)
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sizing import compat
 from sizing import offer_row as orow
 from sizing import reasons as why
 from sizing.cost import (
@@ -34,9 +34,10 @@ from sizing.cost import (
     term_hours,
 )
 from sizing.memory import MemoryEstimate, estimate_memory
+from sizing.rank_row import RankRow
 from sizing.throughput import Throughput, efficiency_assumed_note, estimate_throughput
 from sizing.workload import Workload
-from warehouse.gpus import gpu_models
+from warehouse.gpus import GpuModel, gpu_models
 
 MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
 
@@ -71,48 +72,6 @@ def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: fl
     return chosen
 
 
-@dataclass
-class RankRow:
-    workload: str
-    provider: str
-    sku: str
-    region: str | None
-    pricing_model: str
-    gpu_model: str
-    gpus_per_node: int
-    nodes: int
-    gpus: int  # the GPUs the job uses (gpus_per_node x nodes are paid for)
-    per_gpu_gb: float | None
-    capacity_gb: float | None
-    fits: bool
-    headroom_gb: float | None
-    tokens_per_s: float
-    hours: float
-    currency: str
-    price_per_hour: float
-    cost_first_checkpoint: float
-    cost_per_checkpoint: float  # per successful checkpoint: cost to finish / checkpoints
-    cost_to_finish: float
-    verdict: str
-    reason: str
-    marginal_checkpoint_cost: float = math.inf
-    expected_preemptions: float = 0.0
-    commitment_months: float | None = None
-    snapshot_date: Any = None
-    age_days: int | None = None
-    firm: bool = True
-    stale: bool = False
-    choice: str | None = None  # on_demand, spot or committed when it is that choice's best
-    # tokens/s rests on an HFU with no published training measurement for the GPU's class
-    # (sizing/efficiency.py); inputs["hfu_source"] says where the figure comes from.
-    efficiency_assumed: bool = False
-    reasons: list[str] = field(default_factory=list)
-    inputs: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 class _Cache:
     """Memory and throughput depend on (workload, gpu, layout), not on the offer's price."""
 
@@ -124,6 +83,12 @@ class _Cache:
         self.layouts: dict[tuple, tuple[int, bool, float]] = {}
         self.quick_plans: dict[tuple, RunPlan | None] = {}
         self.shapes: dict[tuple, int] = {}
+        self.runs: dict[tuple, compat.Compat] = {}
+
+    def compat(self, wi: int, w: Workload, spec: GpuModel) -> compat.Compat:
+        if (wi, spec.gpu_model) not in self.runs:
+            self.runs[wi, spec.gpu_model] = compat.check(w, spec)
+        return self.runs[wi, spec.gpu_model]
 
     def plan(self, wi: int, w: Workload, tokens_per_s: float, usd_factor: float) -> RunPlan:
         key = (wi, tokens_per_s, usd_factor)
@@ -228,7 +193,8 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     """The sort key of `_sort_key` without building the row (same formulas)."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
-    if gpu not in known or count < 1 or count != int(count):
+    if (gpu not in known or count < 1 or count != int(count)
+            or not cache.compat(wi, w, known[gpu]).runs):
         return (2, math.inf, 1e9)
     per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
                          known[gpu].memory_gb, cache)
@@ -319,7 +285,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
               usd_factor: float | None, cache: _Cache) -> RankRow:
     """One offer's full row: the first reason it cannot be ranked, else its costs and why.
     One straight sequence of checks, each needing the one before (a known GPU, a whole GPU, a
-    layout that fits, a converted price, a speed, a finite cost), so it stays in one place."""
+    card that runs the workload's software (sizing/compat.py), a layout that fits, a converted
+    price, a speed, a finite cost), so it stays in one place."""
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
     converted = orow.price(o.get("price_per_hour"))
@@ -335,6 +302,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         return _rejected(base, count, listed,
                          f"{count:g} GPU per instance (a slice): not used for training", "slice")
     spec = known[gpu]
+    runs = cache.compat(wi, w, spec)  # the software the workload needs, on this card
+    if not runs.runs:
+        return _rejected(base, count, listed, runs.summary(), "incompatible", compat=runs.verdict)
     per_node = _per_node(wi, w, gpu, base["provider"], int(count), spec.memory_gb, cache)
     price = listed * per_node / count  # the node's price when a per-GPU price is scaled up
     nodes, used, mem = _layout(wi, w, gpu, per_node, spec.memory_gb, cache)
@@ -372,6 +342,7 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         cache.node_shapes.get(base["provider"]))
     if tp.efficiency_assumed:
         reasons.append(efficiency_assumed_note(tp))
+    reasons[:0] = [f"caveat: {r}" for r in runs.reasons]  # ranked, and flagged first
     verdict = "ok"
     caveat = orow.price_caveat(o)
     if caveat:
@@ -380,7 +351,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     if base["stale"]:
         reasons.insert(0, why.stale(o))
         verdict = "stale"
-    return RankRow(**base, **common, fits=True, tokens_per_s=round(tp.tokens_per_s, 1),
+    return RankRow(**base, **common, fits=True, compat=runs.verdict,
+                   tokens_per_s=round(tp.tokens_per_s, 1),
                    hours=cost.wall_hours, price_per_hour=price,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,

@@ -33,6 +33,9 @@ FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
 SHARDINGS = ("none", "zero2", "zero3", "fsdp")
+# The GPU vendors of warehouse/gpus.csv (its `vendor` column, lower-cased): what `vendors` may
+# name (tests/test_sizing_compat.py keeps the two in step).
+VENDORS = ("nvidia", "amd")
 ARCH_FIELDS = (
     "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "intermediate_size",
     "vocab_size",
@@ -113,6 +116,9 @@ class Workload:
     # The most GPUs `rank` may scale the job out to (default: `gpus`, so a job of `gpus = 1`
     # is never priced as if it ran on 8). None with `gpus` unset: as many as it needs to fit.
     max_gpus: int | None = None
+    # The GPU vendors the job may run on (e.g. ("nvidia",)); None: any. Cards of other vendors
+    # are `incompatible` in rank (sizing/compat.py).
+    vendors: tuple[str, ...] | None = None
     tokens: float = 1e8
     checkpoint_every_tokens: float = 1e7
     margin: float = 0.20
@@ -228,7 +234,8 @@ def infer_architecture(params_b: float, given: dict[str, Any] | None = None,
     )
 
 
-_SCALAR_FIELDS = {f.name: f for f in fields(Workload) if f.name not in ("arch", "extra")}
+_SCALAR_FIELDS = {f.name: f for f in fields(Workload)
+                  if f.name not in ("arch", "extra", "vendors")}
 _CHOICES = {
     "method": METHODS, "precision": PRECISIONS, "framework": FRAMEWORKS,
     "optimizer": OPTIMIZERS, "lora_targets": LORA_TARGETS, "sharding": SHARDINGS,
@@ -236,7 +243,18 @@ _CHOICES = {
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "checkpoint_every_tokens", "gpus", "max_gpus")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
-                                                   "tie_embeddings"}
+                                                   "tie_embeddings", "vendors"}
+
+
+def _vendors(name: str, value: Any) -> tuple[str, ...]:
+    """`vendors = ["nvidia"]`: a non-empty list of names in VENDORS (any case)."""
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise WorkloadError(f"{name}: vendors = {value!r}; expected a list such as [\"nvidia\"]")
+    out = tuple(dict.fromkeys(v.strip().lower() for v in value))
+    unknown = [v for v in out if v not in VENDORS]
+    if unknown:
+        raise WorkloadError(f"{name}: vendors {unknown} unknown; expected some of {VENDORS}")
+    return out
 
 
 def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) -> Workload:
@@ -299,6 +317,8 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
     if known_gpus is not None and kwargs.get("gpu") and kwargs["gpu"] not in known_gpus:
         raise WorkloadError(f"{name}: gpu {kwargs['gpu']!r} is not a canonical GPU model"
                             " (warehouse/gpus.csv)")
+    if "vendors" in d:
+        kwargs["vendors"] = _vendors(name, d["vendors"])
     if kwargs.get("method") == "full_8bit" and "optimizer" not in kwargs:
         kwargs["optimizer"] = "adamw_8bit"
     return Workload(name=name, arch=arch, **kwargs)
