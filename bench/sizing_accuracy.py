@@ -1,12 +1,15 @@
 """Accuracy of the sizing estimator against every published measurement we hold.
 
-    .venv/bin/python bench/sizing_accuracy.py [--csv PATH] [--rows]
+    .venv/bin/python bench/sizing_accuracy.py [--csv PATH] [--rows] [--write-margin]
 
 Reads tests/fixtures/sizing/measured_calibration.csv (72 rows, sources per row). Each row is
 turned into a workload by the explicit rules below (no per-row constants); rows the model
 cannot represent are listed with the reason. Prints, for the estimator and beside it for the
 buyers' rules of thumb: median absolute % error of memory and of tokens/s, share within +-25%,
-and whether each measured out-of-memory case is predicted not to fit.
+and whether each measured out-of-memory case is predicted not to fit (verdict `no`: the estimate
+alone over the card). It also prints the fit margin (sizing/fit.py): the 90th percentile of the
+relative under-estimate over the memory rows, beside the figure stored in sizing/fit_margin.csv;
+`--write-margin` stores the one computed now.
 
 Row -> workload rules (each from the row's own source):
 * LitGPT rows: framework litgpt, LoRA r=8 on query+value with dropout 0.05 (litgpt
@@ -42,6 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sizing import fit  # noqa: E402
 from sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
 from sizing.memory import estimate_memory  # noqa: E402
 from sizing.throughput import estimate_throughput  # noqa: E402
@@ -211,10 +215,11 @@ def evaluate(path: Path = CSV) -> dict:
             measured = float(r["peak_mem_gb_per_gpu"])
             value = est.allocated_gb if w.framework == "litgpt" else est.per_gpu_gb
             mem.append(dict(label=label, measured=measured, est=value, rule=rule,
-                            err=_pct(value, measured), rule_err=_pct(rule, measured)))
+                            err=_pct(value, measured), rule_err=_pct(rule, measured),
+                            under=fit.under_estimate(measured, value)))
         if is_oom:
             oom.append(dict(label=label, capacity=g.memory_gb, est=est.per_gpu_gb,
-                            required=est.required_gb, predicted_oom=not est.fits,
+                            verdict=est.verdict, predicted_oom=est.verdict == "no",
                             rule=rule, rule_oom=rule > g.memory_gb))
         if has_tps:
             per_node = min(n, 8)
@@ -255,6 +260,8 @@ def summary(res: dict) -> dict:
         tps_within25=within([t["err"] for t in tps]),
         tps_loo_median=statistics.median(t["err_loo"] for t in tps if "err_loo" in t)
         if tps else float("nan"),
+        margin=fit.margin_statistic(m["under"] for m in mem),
+        under_rows=sum(m["under"] > 0 for m in mem),
         oom_rows=len(oom),
         oom_caught=sum(o["predicted_oom"] for o in oom),
         rule_oom_caught=sum(o["rule_oom"] for o in oom),
@@ -323,16 +330,21 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", type=Path, default=CSV)
     ap.add_argument("--rows", action="store_true", help="print every row")
+    ap.add_argument("--write-margin", action="store_true",
+                    help="store the fit margin computed now in sizing/fit_margin.csv")
     args = ap.parse_args()
     res = evaluate(args.csv)
     s = summary(res)
+    if args.write_margin:
+        fit.write_margin(s["margin"], s["mem_rows"], _calibration_name(args.csv),
+                         "bench/sizing_accuracy.py --write-margin")
     print(f"measured rows: {res['rows']}  (memory {s['mem_rows']}, tokens/s {s['tps_rows']}, "
           f"OOM {s['oom_rows']}, not comparable {len(res['skipped'])})")
     print(f"{'':34}{'estimator':>12}{'buyers rules':>14}")
     print(f"{'memory median |error| %':34}{s['mem_median']:>12.1f}{s['rule_median']:>14.1f}")
     print(f"{'memory within +-25% (share %)':34}{s['mem_within25']:>12.0f}"
           f"{s['rule_within25']:>14.0f}")
-    print(f"{'OOM predicted as not fitting':34}{s['oom_caught']:>9}/{s['oom_rows']:<2}"
+    print(f"{'OOM predicted no (estimate > card)':34}{s['oom_caught']:>9}/{s['oom_rows']:<2}"
           f"{s['rule_oom_caught']:>11}/{s['oom_rows']:<2}")
     print(f"{'tokens/s median |error| %':34}{s['tps_median']:>12.1f}{'n/a':>14}")
     print(f"{'tokens/s within +-25% (share %)':34}{s['tps_within25']:>12.0f}{'n/a':>14}")
@@ -342,16 +354,16 @@ def main() -> None:
           "8-bit Adam 12 B/param; divided by GPUs when sharded; they give no tokens/s)")
     print(f"(PEFT rows: sequence length {PEFT_SEQ_ASSUMED} tokens is an assumption)")
     print_tokens_per_s_by_class(res)
+    _print_margin(s)
     if args.rows:
         print("\nmemory rows: measured / estimator / rule GB")
         for m in res["mem"]:
             print(f"  {m['label'][:60]:60} {m['measured']:7.2f} {m['est']:7.2f} "
                   f"({m['err']:5.1f}%) {m['rule']:7.2f} ({m['rule_err']:5.1f}%)")
-        print("\nOOM rows: capacity / estimate x (1+margin) / rule GB")
+        print("\nOOM rows: capacity / estimate / verdict / rule GB")
         for o in res["oom"]:
-            print(f"  {o['label'][:60]:60} {o['capacity']:5.0f} {o['required']:7.1f} "
-                  f"{'OOM' if o['predicted_oom'] else 'FITS':5} {o['rule']:7.1f} "
-                  f"{'OOM' if o['rule_oom'] else 'FITS'}")
+            print(f"  {o['label'][:60]:60} {o['capacity']:5.0f} {o['est']:7.1f} "
+                  f"{o['verdict']:5} {o['rule']:7.1f} {'OOM' if o['rule_oom'] else 'FITS'}")
         print("\ntokens/s rows (per GPU): measured / estimator")
         for t in res["tps"]:
             print(f"  {t['label'][:60]:60} {t['measured']:8.0f} {t['est']:8.0f} "
@@ -359,6 +371,24 @@ def main() -> None:
         print("\nnot comparable:")
         for model, method, why in res["skipped"]:
             print(f"  {model} {method}: {why}")
+
+
+def _calibration_name(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _print_margin(s: dict) -> None:
+    """The fit margin the calibration data gives now, and whether sizing/fit_margin.csv holds
+    it."""
+    stored = fit.measured_margin()
+    same = "matches the stored figure" if stored.margin == s["margin"] else (
+        f"DIFFERS from the stored {stored.margin:.1%} ({stored.rows} rows): "
+        "rerun with --write-margin")
+    print(f"fit margin (90th percentile of measured/estimated - 1, {s['mem_rows']} memory rows, "
+          f"{s['under_rows']} under-estimated): {s['margin']:.1%}  {same}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,11 @@ from sizing.workload import Workload, WorkloadError
 from spiders import registry
 from warehouse.gpus import gpu_models
 
+SIZE_VERDICTS = {
+    "fits": "FITS",
+    "tight": "TIGHT (the estimate fits, the estimator's error margin does not)",
+    "no": "DOES NOT FIT",
+}
 # When neither --gpu nor the workload names one: the most widely offered training GPU.
 DEFAULT_GPU = "H100-SXM-80GB"
 GPUS_PER_NODE = 8  # HGX / DGX boards hold 8 GPUs (NVIDIA HGX spec)
@@ -73,8 +78,11 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "per_gpu_gb": round(mem.per_gpu_gb, 2),
         "required_gb": round(mem.required_gb, 2),
         "capacity_gb": spec.memory_gb,
-        "margin": w.margin,
-        "fits": bool(mem.fits),
+        "margin": mem.margin,
+        # the estimator's measured error (sizing/fit_margin.csv) or the workload's own
+        "margin_source": "measured" if mem.margin_measured else "workload",
+        "verdict": mem.verdict,
+        "fits": mem.verdict != "no",
         "headroom_gb": round(mem.headroom_gb, 2),
         "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
         "tokens_per_s": round(tp.tokens_per_s, 1),
@@ -100,7 +108,8 @@ def size(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
     data_dir: DataDir = None,  # size reads no prices; it takes the option as every command does
 ) -> None:
-    """Memory per GPU with its breakdown, fits or not, tokens/s and hours for each workload."""
+    """Memory per GPU with its breakdown, its verdict (fits / tight / no), tokens/s and hours
+    for each workload."""
     if gpu and gpu not in gpu_models():
         err.print(f"[red]error:[/red] --gpu {escape(unknown_gpu(gpu))}")
         raise typer.Exit(2)
@@ -110,13 +119,14 @@ def size(
         return
     for r in results:
         t = Table(title=f"{r['name']}: {r['gpus']} x {r['gpu']} — "
-                        f"{'FITS' if r['fits'] else 'DOES NOT FIT'}")
+                        f"{SIZE_VERDICTS[r['verdict']]}")
         t.add_column("term")
         t.add_column("GB per GPU", justify="right")
         for k, v in r["breakdown"].items():
             t.add_row(k, f"{v:.2f}")
         t.add_row("total", f"{r['per_gpu_gb']:.2f}")
-        t.add_row(f"+ {r['margin']:.0%} margin", f"{r['required_gb']:.2f}")
+        t.add_row(f"+ {r['margin']:.1%} margin ({r['margin_source']})",
+                  f"{r['required_gb']:.2f}")
         t.add_row("capacity", f"{r['capacity_gb']:g}")
         console.print(t)
         hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
@@ -221,6 +231,11 @@ def _age(r: RankRow) -> str:
         r.snapshot_date)
 
 
+def _verdict(r: RankRow) -> str:
+    """The ranking verdict, with the fit verdict when it is a risk (tight)."""
+    return f"{r.verdict} (tight)" if r.fit_verdict == "tight" else r.verdict
+
+
 def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool = True) -> Table:
     t = Table(title=title)
     for col in ("#" if numbered else "choice", "offer", "snapshot (age)", "GPUs",
@@ -236,7 +251,7 @@ def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool =
                   f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
                   _money(r.cost_to_finish, currency), _money(r.cost_per_checkpoint, currency),
                   _money(r.marginal_checkpoint_cost, currency),
-                  f"{r.expected_preemptions:.2f}", r.verdict, "; ".join(r.reasons),
+                  f"{r.expected_preemptions:.2f}", _verdict(r), "; ".join(r.reasons),
                   style="bold" if r.choice and numbered else None)
     return t
 

@@ -40,8 +40,10 @@ ASSUMED_MARK = "†"
 ASSUMED_NOTE = (f"{ASSUMED_MARK} efficiency assumed: no published training measurement for "
                 "this GPU class, tokens/s and hours rest on a derived or borrowed utilisation "
                 "(sizing/gpu_efficiency.csv, docs/sizing.md).")
+# `fit`: fits, or tight (the estimate is within the card, the estimator's measured error margin
+# is not: sizing/fit.py); the reason names the risk.
 RANK_COLS = [Column("offer", "offer"), *_OFFER_COLS, Column("per_gpu_gb", "GB/GPU", "num"),
-             Column("reason", "why")]
+             Column("fit_verdict", "fit"), Column("reason", "why")]
 # The headline keeps to what a buyer compares across the three choices, date first so that it
 # stays in view on a laptop screen; where_to_rent.csv carries every column of the row.
 CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
@@ -50,6 +52,7 @@ CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
                Column("cost_to_finish", "to finish", "money"),
                Column("cost_per_checkpoint", "per successful checkpoint", "money"),
                Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
+               Column("fit_verdict", "fit"),
                Column("region", "region"), Column("hours", "hours", "num"),
                Column("speed", "tokens/s"),
                Column("expected_preemptions", "expected preemptions", "num"),
@@ -199,7 +202,9 @@ def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
     return Table("where_to_rent", "Best firm offer of each kind, per workload", CHOICE_COLS, rows,
                  note="Per workload, the best firm on-demand, spot and committed offer, by "
                       "cost per successful checkpoint (what the run costs to finish / the "
-                      "checkpoints it delivers). Stale and not firm prices are never chosen."
+                      "checkpoints it delivers). Stale and not firm prices are never chosen. "
+                      "A tight fit (the estimate is within the card, the estimator's measured "
+                      "error margin is not) is chosen only when no offer of its kind fits."
                       + (" " + ASSUMED_NOTE if _assumed_note(rows) else ""))
 
 

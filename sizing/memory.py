@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from sizing import fit
 from sizing.frameworks import FrameworkProfile, profile
 from sizing.workload import Workload
 
@@ -35,7 +36,9 @@ class MemoryEstimate:
     breakdown: dict[str, float]  # GB per GPU, keys below
     notes: list[str] = field(default_factory=list)
     capacity_gb: float | None = None
-    margin: float = 0.20
+    # The estimator's measured error (sizing/fit.py) unless the workload sets its own margin.
+    margin: float = 0.0
+    margin_measured: bool = True
 
     @property
     def per_gpu_gb(self) -> float:
@@ -51,10 +54,19 @@ class MemoryEstimate:
         return self.per_gpu_gb * (1 + self.margin)
 
     @property
-    def fits(self) -> bool | None:
+    def verdict(self) -> str | None:
+        """`fits` (with the margin), `tight` (the estimate alone fits) or `no` (sizing/fit.py);
+        None without a capacity."""
         if self.capacity_gb is None:
             return None
-        return self.required_gb <= self.capacity_gb
+        return fit.verdict(self.per_gpu_gb, self.capacity_gb, self.margin)
+
+    @property
+    def fits(self) -> bool | None:
+        """It runs if the estimate is right: `fits` or `tight` (verdict != "no")."""
+        if self.capacity_gb is None:
+            return None
+        return self.verdict != "no"
 
     @property
     def headroom_gb(self) -> float | None:
@@ -282,20 +294,20 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     }
     return MemoryEstimate(
         workload=w.name, gpu=gpu, gpus=n, breakdown=breakdown, notes=notes,
-        capacity_gb=capacity_gb, margin=w.margin,
+        capacity_gb=capacity_gb,
+        margin=fit.measured_margin().margin if w.margin is None else w.margin,
+        margin_measured=w.margin is None,
     )
 
 
 def min_gpus_to_fit(w: Workload, capacity_gb: float, max_gpus: int = 512) -> int | None:
-    """Smallest power-of-two GPU count at which the workload fits (None if never)."""
-    n = 1
-    while n <= max_gpus:
-        if estimate_memory(w, gpus=n, capacity_gb=capacity_gb).fits:
-            return n
-        if w.sharding == "none":
-            return None
-        n *= 2
-    return None
+    """Smallest power-of-two GPU count at which the workload `fits` with the margin, else the
+    smallest at which it is `tight` (None if never)."""
+    counts = [1] if w.sharding == "none" else \
+        [2 ** k for k in range(max_gpus.bit_length()) if 2 ** k <= max_gpus]
+    return fit.prefer_fits(
+        (estimate_memory(w, gpus=n, capacity_gb=capacity_gb).verdict or "no", n)
+        for n in counts)
 
 
 def fmt_gb(x: float) -> str:

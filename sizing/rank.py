@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing import compat
+from sizing import compat, fit
 from sizing import offer_row as orow
 from sizing import reasons as why
 from sizing.cost import (
@@ -65,9 +65,9 @@ def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: fl
         chosen = next((s for s in shapes if s >= w.gpus), shapes[-1])
     elif w.sharding == "none":
         chosen = shapes[0]  # replicas do not split memory: more GPUs never make it fit
-    else:
-        chosen = next((s for s in shapes if cache_.memory(wi, w, gpu, s, cap).fits),
-                      shapes[-1])
+    else:  # the smallest node on which it fits, else the smallest on which it is tight
+        chosen = fit.prefer_fits((cache_.memory(wi, w, gpu, s, cap).verdict, s)
+                                 for s in shapes) or shapes[-1]
     cache_.shapes[key] = chosen
     return chosen
 
@@ -80,7 +80,7 @@ class _Cache:
         self.mem: dict[tuple, MemoryEstimate] = {}
         self.tput: dict[tuple, Throughput] = {}
         self.plans: dict[tuple, RunPlan] = {}
-        self.layouts: dict[tuple, tuple[int, bool, float]] = {}
+        self.layouts: dict[tuple, tuple[int, int, str, float]] = {}
         self.quick_plans: dict[tuple, RunPlan | None] = {}
         self.shapes: dict[tuple, int] = {}
         self.runs: dict[tuple, compat.Compat] = {}
@@ -114,9 +114,10 @@ class _Cache:
 def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
             cache: _Cache) -> tuple[int, int, MemoryEstimate]:
     """(nodes bought, GPUs used per node, memory) for this offer. Nodes: the workload's GPU
-    count if it fixes one, else the fewest (powers of two) at which it fits; sharding 'none'
-    only ever uses one node. The job uses at most `gpu_cap` GPUs (max_gpus, else gpus): a node
-    bigger than that is bought whole and partly idle."""
+    count if it fixes one, else the fewest (powers of two) at which it `fits`, else the fewest
+    at which it is `tight` (sizing/fit.py); sharding 'none' only ever uses one node. The job
+    uses at most `gpu_cap` GPUs (max_gpus, else gpus): a node bigger than that is bought whole
+    and partly idle."""
     limit = w.gpu_cap
 
     def used(nodes: int) -> int:
@@ -125,16 +126,13 @@ def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
     if w.gpus:
         nodes = max(1, math.ceil(w.gpus / per_node))
         return nodes, used(nodes), cache.memory(wi, w, gpu, nodes * used(nodes), cap)
-    nodes = 1
-    first = cache.memory(wi, w, gpu, used(1), cap)
-    if first.fits or w.sharding == "none":
-        return 1, used(1), first
-    while nodes * 2 <= MAX_NODES and (limit is None or nodes * 2 <= limit):
-        nodes *= 2
-        est = cache.memory(wi, w, gpu, nodes * used(nodes), cap)
-        if est.fits:
-            return nodes, used(nodes), est
-    return 1, used(1), first
+    counts = [1]
+    while w.sharding != "none" and counts[-1] * 2 <= MAX_NODES and (
+            limit is None or counts[-1] * 2 <= limit):
+        counts.append(counts[-1] * 2)
+    nodes = fit.prefer_fits((cache.memory(wi, w, gpu, k * used(k), cap).verdict, k)
+                            for k in counts) or 1
+    return nodes, used(nodes), cache.memory(wi, w, gpu, nodes * used(nodes), cap)
 
 
 def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
@@ -162,12 +160,9 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
         keyed = sorted((_quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache), idx)
                        for idx, o in enumerate(records))
         chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
-        picks: dict[int, str] = {}
-        for key, idx in keyed:
-            choice = why.choice_of(str(records[idx].get("pricing_model") or ""))
-            if key[0] == 0 and choice and choice not in picks.values():
-                picks[idx] = choice
-                chosen.setdefault(idx, key)
+        picks = _choices(keyed, records)
+        for idx in picks:
+            chosen.setdefault(idx, None)
         rows = []
         for idx in chosen:
             row = _rank_one(wi, w, records[idx], known, currency, usd_factor, cache)
@@ -178,6 +173,17 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     return out
 
 
+def _choices(keyed: list[tuple[tuple, int]], records: list[dict[str, Any]]) -> dict[int, str]:
+    """{record index: choice} for the cheapest `ok` row of each choice that `fits`; a `tight`
+    row is chosen only when no row of its kind fits (sizing/fit.py, docs/sizing.md)."""
+    kinds: dict[str, list[tuple[str, int]]] = {}
+    for key, idx in keyed:
+        kind = why.choice_of(str(records[idx].get("pricing_model") or ""))
+        if key[0] == 0 and kind:
+            kinds.setdefault(kind, []).append(("tight" if key[3] else "fits", idx))
+    return {fit.prefer_fits(rows): kind for kind, rows in kinds.items()}
+
+
 # 0: recommendable; 1: priced but stale or not firm (listed apart); 2: cannot be ranked.
 _STANDING = {"ok": 0, "stale": 1, "not_firm": 1}
 
@@ -185,7 +191,7 @@ _STANDING = {"ok": 0, "stale": 1, "not_firm": 1}
 def _sort_key(r: RankRow) -> tuple:
     cost = r.cost_per_checkpoint if math.isfinite(r.cost_per_checkpoint) else math.inf
     return (_STANDING.get(r.verdict, 2), cost,
-            -(r.headroom_gb if r.headroom_gb is not None else -1e9))
+            -(r.headroom_gb if r.headroom_gb is not None else -1e9), r.fit_verdict == "tight")
 
 
 def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
@@ -195,18 +201,20 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     count = float(o.get("gpu_count") or 0)
     if (gpu not in known or count < 1 or count != int(count)
             or not cache.compat(wi, w, known[gpu]).runs):
-        return (2, math.inf, 1e9)
+        return (2, math.inf, 1e9, False)
     per_node = _per_node(wi, w, gpu, str(o.get("provider") or ""), int(count),
                          known[gpu].memory_gb, cache)
     lkey = (wi, gpu, per_node)
     lay = cache.layouts.get(lkey)
     if lay is None:
         nodes, used, mem = _layout(wi, w, gpu, per_node, known[gpu].memory_gb, cache)
-        lay = cache.layouts[lkey] = (nodes, used, bool(mem.fits), -round(mem.headroom_gb, 2))
-    nodes, used, fits, headroom = lay
+        lay = cache.layouts[lkey] = (nodes, used, mem.verdict, -round(mem.headroom_gb, 2))
+    nodes, used, fit_verdict, headroom = lay
+    tight = fit_verdict == "tight"
     price = orow.price(o.get("price_per_hour"))
-    if not fits or price is None or orow.other_currency(o, currency) or usd_factor is None:
-        return (2, math.inf, headroom)
+    if (fit_verdict == "no" or price is None or orow.other_currency(o, currency)
+            or usd_factor is None):
+        return (2, math.inf, headroom, tight)
     ic = o.get("interconnect")
     ic = ic if isinstance(ic, str) and nodes > 1 else None
     pkey = (wi, gpu, per_node, ic)
@@ -216,7 +224,7 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
         plan = cache.quick_plans[pkey] = (cache.plan(wi, w, tp.tokens_per_s, usd_factor)
                                           if tp.tokens_per_s > 0 else None)
     if plan is None:
-        return (2, math.inf, headroom)
+        return (2, math.inf, headroom, tight)
     lam = 0.0
     if o.get("pricing_model") == "spot":
         band = spot_band(orow.extra(o.get("extra")))[0]
@@ -227,9 +235,9 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
     t = run_totals(plan, rate, lam, orow.int_or_none(o.get("billing_increment_s")),
                    orow.int_or_none(o.get("min_billing_s")), term_hours(orow.commitment_months(o)))
     if not math.isfinite(t.cost_to_finish):
-        return (2, math.inf, headroom)
+        return (2, math.inf, headroom, tight)
     standing = 1 if orow.price_caveat(o) or orow.is_stale(o) else 0
-    return (standing, t.cost_to_finish / plan.n_ckpt, headroom)
+    return (standing, t.cost_to_finish / plan.n_ckpt, headroom, tight)
 
 
 def _rejected(base: dict[str, Any], count: float, price: float, reason: str, verdict: str,
@@ -311,11 +319,11 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     n = nodes * used
     common = dict(gpus_per_node=per_node, nodes=nodes, gpus=n,
                   per_gpu_gb=round(mem.per_gpu_gb, 2), capacity_gb=spec.memory_gb,
-                  headroom_gb=round(mem.headroom_gb, 2))
+                  headroom_gb=round(mem.headroom_gb, 2), fit_verdict=mem.verdict)
     if not mem.fits:
-        return _rejected(base, count, price, f"does not fit: needs {mem.required_gb:.1f} GB per "
-                         f"GPU ({mem.per_gpu_gb:.1f} + {w.margin:.0%} margin), has "
-                         f"{spec.memory_gb:g} GB on {n} GPU(s)", "no_fit", **common)
+        return _rejected(base, count, price, f"does not fit: the estimate alone is "
+                         f"{mem.per_gpu_gb:.1f} GB per GPU, has {spec.memory_gb:g} GB on {n} "
+                         "GPU(s)", "no_fit", **common)
     quoted = str(o.get("price_currency") or o.get("currency") or currency)
     if converted is None or orow.other_currency(o, currency) or usd_factor is None:
         missing = "USD" if converted is not None and usd_factor is None else quoted

@@ -44,6 +44,7 @@ class RankRow:
     # (sizing/efficiency.py); inputs["hfu_source"] says where the figure comes from.
     efficiency_assumed: bool = False
     compat: str = "compatible"  # sizing/compat.py: compatible, caveat (ranked) or incompatible
+    fit_verdict: str | None = None  # fits, tight or no (sizing/fit.py); None: not sized
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 

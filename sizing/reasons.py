@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Any
 
 from sizing.cost import CostEstimate
+from sizing.fit import fit_sentence
 from sizing.memory import MemoryEstimate
 from sizing.throughput import Throughput
 from sizing.workload import Workload
@@ -29,9 +30,10 @@ def choice_of(pricing_model: str) -> str | None:
 
 def fit(w: Workload, mem: MemoryEstimate, capacity_gb: float, tp: Throughput, nodes: int,
         n: int) -> list[str]:
-    """The headroom, and what spreading the job over GPUs and nodes costs in speed."""
-    reasons = [f"fits with {mem.headroom_gb:.1f} GB headroom ({mem.per_gpu_gb:.1f} GB/GPU + "
-               f"{w.margin:.0%} of {capacity_gb:g} GB)"]
+    """The headroom (or, for a tight fit, the risk: sizing/fit.py), and what spreading the job
+    over GPUs and nodes costs in speed."""
+    reasons = [fit_sentence(mem.verdict or "no", mem.per_gpu_gb, capacity_gb, mem.margin,
+                            mem.margin_measured)]
     if tp.scaling_efficiency < POOR_SCALING:
         where = f" ({nodes} nodes)" if nodes > 1 else ""
         reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "

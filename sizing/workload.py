@@ -121,7 +121,9 @@ class Workload:
     vendors: tuple[str, ...] | None = None
     tokens: float = 1e8
     checkpoint_every_tokens: float = 1e7
-    margin: float = 0.20
+    # None: the estimator's measured error margin (sizing/fit.py, sizing/fit_margin.csv); a
+    # number set here wins over it.
+    margin: float | None = None
     # cost inputs (documented defaults in sizing/cost.py)
     restart_minutes: float = 15.0
     checkpoint_write_minutes: float | None = None
@@ -301,7 +303,7 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
             elif isinstance(default, int) or key in ("gpus", "max_gpus"):
                 value = int(value)
             elif isinstance(default, float) or key in ("checkpoint_write_minutes",
-                                                       "dataset_gb", "egress_gb"):
+                                                       "dataset_gb", "egress_gb", "margin"):
                 value = float(value)
         except (TypeError, ValueError):
             raise WorkloadError(f"{name}: {key} = {value!r} has the wrong type") from None
@@ -312,7 +314,7 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
     if kwargs.get("max_gpus") and kwargs.get("gpus") and kwargs["max_gpus"] < kwargs["gpus"]:
         raise WorkloadError(f"{name}: max_gpus ({kwargs['max_gpus']}) is below gpus "
                             f"({kwargs['gpus']})")
-    if not 0 <= kwargs.get("margin", 0.2) < 1:
+    if not 0 <= kwargs.get("margin", 0.0) < 1:
         raise WorkloadError(f"{name}: margin must be in [0, 1)")
     if known_gpus is not None and kwargs.get("gpu") and kwargs["gpu"] not in known_gpus:
         raise WorkloadError(f"{name}: gpu {kwargs['gpu']!r} is not a canonical GPU model"

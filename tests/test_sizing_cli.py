@@ -10,6 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from flows.sizing_cli import app, register
+from sizing.fit import measured_margin
 from sizing.workload import load_workloads
 from warehouse import db
 from warehouse.contract import OFFER_SCHEMA, CaptureMeta, make_offer
@@ -31,9 +32,46 @@ def test_size_json_shape():
             assert key in obj
         assert obj["per_gpu_gb"] == pytest.approx(sum(obj["breakdown"].values()), abs=0.02)
         assert obj["tokens_per_s"] > 0 and obj["hours"] > 0
+        assert obj["verdict"] in ("fits", "tight", "no")
+        assert obj["fits"] is (obj["verdict"] != "no")
+        assert obj["margin_source"] == "measured"
     by = {o["name"]: o for o in data}
     q70 = by["qlora-llama3.1-70b"]
     assert q70["gpu"] == "H100-SXM-80GB" and q70["gpus"] == 1 and q70["fits"] is True
+    assert q70["verdict"] == "fits" and q70["required_gb"] <= q70["capacity_gb"]
+
+
+LORA_32B = """
+[[workload]]
+name = "lora-32b-2k"
+model = "Qwen2.5 32B"
+method = "lora"
+precision = "bf16-true"
+framework = "hf"
+optimizer = "adamw"
+seq_len = 2048
+micro_batch = 1
+grad_checkpointing = true
+lora_rank = 16
+lora_targets = "all"
+gpu = "H100-SXM-80GB"
+gpus = 1
+"""
+
+
+def test_size_says_tight_for_32b_lora_on_80gb_and_fits_stays_true(tmp_path):
+    path = tmp_path / "w.toml"
+    path.write_text(LORA_32B)
+    res = runner.invoke(app, ["size", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    (obj,) = json.loads(res.stdout)
+    assert obj["verdict"] == "tight" and obj["fits"] is True
+    assert obj["per_gpu_gb"] <= obj["capacity_gb"] < obj["required_gb"]
+    assert "TIGHT" in runner.invoke(app, ["size", str(path)]).stdout
+    # An explicit margin wins: 0 makes the same estimate a plain fit.
+    path.write_text(LORA_32B + "margin = 0.0\n")
+    (own,) = json.loads(runner.invoke(app, ["size", str(path), "--json"]).stdout)
+    assert own["verdict"] == "fits" and own["margin_source"] == "workload"
 
 
 def test_size_gpu_override_and_not_fitting():
@@ -42,6 +80,7 @@ def test_size_gpu_override_and_not_fitting():
     assert res.exit_code == 0, res.output
     by = {o["name"]: o for o in json.loads(res.stdout)}
     assert by["qlora-llama3.1-70b"]["fits"] is False
+    assert by["qlora-llama3.1-70b"]["verdict"] == "no"
     assert all(o["gpu"] == "L4-24GB" for o in by.values())
 
 
@@ -178,7 +217,7 @@ def test_register_adds_both_commands():
 RANK_FIELDS = ("workload", "provider", "sku", "region", "gpu_model", "gpus_per_node", "nodes",
                "pricing_model", "firm", "snapshot_date", "age_days", "price_per_hour",
                "cost_to_finish", "cost_per_checkpoint", "expected_preemptions", "verdict",
-               "reasons", "marginal_checkpoint_cost", "choice")
+               "reasons", "marginal_checkpoint_cost", "choice", "fit_verdict")
 
 
 @pytest.fixture(scope="module")
@@ -298,3 +337,35 @@ def test_a_calendar_reservation_is_paid_by_the_day(w41_rank):
     for r in cal:
         assert any("at least 24 h" in x for x in r["reasons"]), r["reasons"]
         assert r["cost_to_finish"] >= 24 * r["price_per_hour"] * r["nodes"]
+
+
+def test_rank_keeps_tight_offers_flagged_on_the_w41_day(w41_settings, tmp_path):
+    """The 32B LoRA of issue 13 on the real bundled W41 offers: the 80 GB cards are ranked
+    (verdict ok, fit_verdict tight, the risk in the reasons); a headline choice is a `fits` row
+    whenever one of its kind exists (docs/sizing.md, "Fit verdicts")."""
+    path = tmp_path / "w.toml"
+    path.write_text(LORA_32B)
+    res = runner.invoke(app, ["rank", str(path), "--date", "2026-10-11", "--json", "--top",
+                              "1000", "--data-dir", str(w41_settings.data_dir)])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    margin = measured_margin().margin
+    ok = [r for r in rows if r["verdict"] == "ok"]
+    tight = [r for r in ok if r["fit_verdict"] == "tight"]
+    assert {r["gpu_model"] for r in tight} >= {"H100-SXM-80GB", "A100-SXM-80GB"}
+    for r in tight:
+        assert r["fits"] is True and r["per_gpu_gb"] <= r["capacity_gb"]
+        assert r["reasons"][0].startswith(f"tight: estimate {r['per_gpu_gb']:.1f} GB of "
+                                          f"{r['capacity_gb']:g} GB, within the estimator's "
+                                          f"error margin {margin:.1%}")
+    fits = [r for r in ok if r["fit_verdict"] == "fits"]
+    assert fits and all(r["capacity_gb"] >= r["per_gpu_gb"] * (1 + margin) - 0.01
+                        for r in fits)
+    # Ranked by cost with their flag: some tight row is cheaper than the cheapest fitting one.
+    assert min(r["cost_per_checkpoint"] for r in tight) < min(
+        r["cost_per_checkpoint"] for r in fits)
+    for r in rows:
+        if r["choice"]:
+            kind = [o for o in fits if o["pricing_model"] == r["pricing_model"]]
+            assert r["fit_verdict"] == "fits" or not kind, r
+    assert all(r["fit_verdict"] == "no" for r in rows if r["verdict"] == "no_fit")

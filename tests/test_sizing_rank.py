@@ -7,6 +7,8 @@ import math
 import pandas as pd
 import pytest
 
+from sizing.fit import measured_margin
+from sizing.memory import estimate_memory
 from sizing.rank import rank
 from sizing.workload import workload_from_dict
 from spiders import registry
@@ -266,3 +268,47 @@ def test_spot_rate_scales_with_nodes_in_the_ranking():
     assert two.inputs["preemptions_per_hour"] == pytest.approx(
         2 * one.inputs["preemptions_per_hour"])
     assert "x 2 node(s)" in two.reason and "assumed: 15%/day" in two.reason
+
+
+LORA_32B = workload_from_dict(dict(
+    name="l32", model="Qwen2.5 32B", method="lora", precision="bf16-true", framework="hf",
+    optimizer="adamw", seq_len=2048, micro_batch=1, grad_checkpointing=True, lora_rank=16,
+    lora_targets="all", gpus=1, tokens=2e7, checkpoint_every_tokens=2e6))
+
+
+def test_tight_offers_are_ranked_flagged_and_a_fitting_one_is_the_choice():
+    """32B LoRA (issue 13): tight on 80 GB cards, fits on an H200. The tight rows rank by cost
+    with the risk as their first reason; the headline choice is the fitting H200 although a
+    tight H100 is cheaper; with no fitting offer of a kind, the tight one is chosen."""
+    offers = [_offer("h100", "H100-SXM-80GB", 1, 2.00),
+              _offer("h200", "H200-141GB", 1, 3.50),
+              _offer("h100-spot", "H100-SXM-80GB", 1, 1.00, "spot"),
+              _offer("l40s", "L40S-48GB", 1, 0.80)]
+    by = {r.sku: r for r in rank([LORA_32B], offers)["l32"]}
+    h100, h200 = by["h100"], by["h200"]
+    assert h100.verdict == "ok" and h100.fit_verdict == "tight" and h100.fits
+    margin = f"error margin {measured_margin().margin:.1%}"
+    assert h100.reasons[0].startswith("tight: estimate ") and margin in h100.reasons[0]
+    assert h100.headroom_gb < 0 < h100.capacity_gb - h100.per_gpu_gb
+    assert h200.fit_verdict == "fits" and "headroom" in h200.reasons[0]
+    assert h100.cost_per_checkpoint < h200.cost_per_checkpoint
+    assert h200.choice == "on_demand" and h100.choice is None
+    assert by["h100-spot"].choice == "spot"  # tight, and no spot offer of this job fits
+    assert by["l40s"].verdict == "no_fit" and by["l40s"].fit_verdict == "no"
+    assert "the estimate alone is" in by["l40s"].reason
+
+
+def test_layout_prefers_fits_over_tight_and_keeps_tight_over_nothing():
+    """A sharded 70B that is tight on one 8 x 80 GB node and fits on two buys two; capped at
+    one node (max_gpus 8), it runs tight on one rather than not at all."""
+    base = dict(name="s", model="Llama 3.1 70B", method="full", precision="bf16-true",
+                sharding="fsdp", grad_checkpointing=True, optimizer="adamw", seq_len=1024,
+                micro_batch=1, tokens=1e8, checkpoint_every_tokens=1e7)
+    w = workload_from_dict(base)
+    one, two = (estimate_memory(w, gpus=n, capacity_gb=80) for n in (8, 16))
+    assert (one.verdict, two.verdict) == ("tight", "fits"), (one.per_gpu_gb, two.per_gpu_gb)
+    (free,) = rank([w], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["s"]
+    assert free.nodes == 2 and free.fit_verdict == "fits"
+    capped = workload_from_dict(dict(base, max_gpus=8))
+    (r,) = rank([capped], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["s"]
+    assert r.nodes == 1 and r.fit_verdict == "tight" and r.verdict == "ok"
