@@ -273,7 +273,8 @@ def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> 
                                   currency))
     rest = [r for r in rows if r.verdict not in ("ok", "stale", "not_firm")]
     if rest and len(ok) < top:
-        console.print(_rank_table(f"{name}: does not fit or cannot be priced", rest, currency))
+        console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
+                                  rest, currency))
 
 
 def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False

@@ -163,7 +163,7 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
                     APART_COLS, apart[:TOP_OFFERS], total=len(apart)),
         choices={row["choice"]: row for row in ok if row.get("choice")},
         nofit=Table(f"workload_{slug}_no_fit",
-                    f"{w.name}: what does not fit or cannot be priced, and why",
+                    f"{w.name}: what does not fit, cannot run or cannot be priced, and why",
                     NOFIT_COLS, _why_not(bad)),
         all_ok=ok,
     )
