@@ -157,3 +157,29 @@ def test_no_parallel_fields_change_nothing():
     lay, notes = parallel.layout(w, 64)
     assert lay.dp == 64 and not notes
     assert parallel.model_share(w, lay) == 1.0
+
+
+# --- on the real bundled snapshots (tests/conftest.py: w41_settings) ---
+
+def test_w41_rank_sizes_the_64gpu_workload_per_gpu_and_refuses_fp8_on_ampere(w41_settings):
+    """rank on the 2026-W41 offers: every H100 80 GB layout of the 64-GPU job holds 23 GB per
+    GPU (tp 8 x FSDP 8) and fits; its fp8 variant lists every Ampere offer as incompatible with
+    the fp8 reason and still ranks H100 offers."""
+    from dataclasses import replace
+
+    from flows.sizing_cli import read_offers
+    from sizing.rank import rank
+
+    _, offers, _ = read_offers(w41_settings.data_dir / "warehouse.duckdb", None)
+    (w,) = [x for x in load_workloads(WORKLOADS) if x.name == "cpt-llama3.1-70b-64gpu"]
+    rows = rank([w], offers)[w.name]
+    h100 = [r for r in rows if r.gpu_model == "H100-SXM-80GB" and r.verdict == "ok"]
+    assert h100, "W41 sells no H100 SXM that can run the job"
+    for r in h100:
+        assert r.gpus == 64 and r.fit_verdict == "fits"
+        assert 20 < r.per_gpu_gb < 27
+    rows8 = rank([replace(w, precision="fp8")], offers)[w.name]
+    ampere = [r for r in rows8
+              if getattr(gpu_models().get(r.gpu_model), "family", None) == "Ampere"]
+    assert ampere and all(r.verdict == "incompatible" and "fp8" in r.reason for r in ampere)
+    assert any(r.gpu_model == "H100-SXM-80GB" and r.verdict == "ok" for r in rows8)
