@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sizing import fit
+from sizing import fit, parallel
 from sizing.frameworks import FrameworkProfile, profile
 from sizing.workload import Workload
 
@@ -167,6 +167,11 @@ def _weights_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     pbytes = _param_bytes(w.precision)
     weights = params * pbytes
     notes.append(f"weights: {params / 1e9:.2f}B params x {pbytes:g} B ({w.precision})")
+    fp8_cache = parallel.fp8_weight_cache_bytes(w)
+    if fp8_cache:
+        weights += fp8_cache
+        notes.append(f"fp8: +{fp8_cache / 1e9:.1f} GB cached fp8 weights and transposes "
+                     "(Transformer Engine; master weights stay fp32)")
     if _is_mixed(w) and not sharded and not w.grad_checkpointing:
         # autocast casts each weight to 16-bit for its matmul; the cast copy is saved for the
         # backward pass, so one 16-bit copy of all matmul weights is alive at peak.
@@ -218,9 +223,20 @@ class _Sharding(NamedTuple):
 
 
 def _sharding(w: Workload, prof: FrameworkProfile, n: int, weights: float,
-              notes: list[str]) -> _Sharding:
+              notes: list[str], lay: parallel.Layout | None = None) -> _Sharding:
     """The share of each term one of `n` data-parallel GPUs holds under the workload's
-    sharding."""
+    sharding, times the share tensor / pipeline parallelism leaves it (sizing/parallel.py)."""
+    lay = lay or parallel.Layout()
+    mp = parallel.model_share(w, lay)
+    if mp < 1:
+        notes.append(f"tp {lay.tp} x pp {lay.pp}: weights, grads, optimizer x {mp:.4f} "
+                     f"(1/{lay.tp} of the heaviest stage's {parallel.stage_layers(w, lay)} "
+                     "layers; Narayanan et al. 2021)")
+        s = _sharding(w, prof, n, weights * mp, notes)
+        # the gathered FSDP units are layers' matrices, themselves split over tp; a full weight
+        # copy (litgpt profile) was given the GPU's own share already
+        gathered = s.gathered if prof.fsdp_full_weight_copy else s.gathered / lay.tp
+        return _Sharding(s.weights * mp, s.grads * mp, s.optimizer * mp, gathered)
     if n > 1 and w.sharding == "zero2":
         notes.append(f"ZeRO-2: gradients and optimizer states / {n}")
         return _Sharding(1.0, 1.0 / n, 1.0 / n, 0.0)
@@ -236,8 +252,9 @@ def _sharding(w: Workload, prof: FrameworkProfile, n: int, weights: float,
 
 
 def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
-                       notes: list[str]) -> float:
-    """Activations saved for backward, per GPU: its own micro-batch."""
+                       notes: list[str], layers: int | None = None) -> float:
+    """Activations saved for backward, per GPU: its own micro-batch, over `layers` layers (all
+    of them; under pipeline parallelism the stage's layers x micro-batches in flight)."""
     a = w.arch
     act_bytes = 4.0 if w.precision == "fp32" else 2.0
     # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
@@ -246,20 +263,22 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     tokens = w.seq_len * w.micro_batch
     elems, resid = activation_elements_per_token(w)
     # residual-stream tensors are fp32 under autocast; the rest is 16-bit (fp32 under fp32)
-    per_layer_tok = elems * act_bytes + resid * (resid_bytes - act_bytes)
+    per_layer_tok = elems * act_bytes + resid * (resid_bytes - act_bytes) \
+        - parallel.fp8_activation_saving(w)
+    layers = a.num_layers if layers is None else layers
     per_layer = per_layer_tok * tokens + attention_scores_bytes_per_seq(w) * w.micro_batch
     if w.grad_checkpointing:
         kept = 0.0 if prof.offload_checkpoints else \
-            a.num_layers * tokens * a.hidden_size * resid_bytes
+            layers * tokens * a.hidden_size * resid_bytes
         notes.append(f"activations: checkpointed layer inputs "
                      f"{'offloaded to CPU' if prof.offload_checkpoints else 'kept'} + one "
                      f"layer recomputed ({per_layer_tok / a.hidden_size:.1f} B x hidden per "
                      "token)")
         return kept + per_layer  # one layer recomputed at a time
-    notes.append(f"activations: {a.num_layers} layers x {per_layer_tok / a.hidden_size:.1f}"
+    notes.append(f"activations: {layers} layers x {per_layer_tok / a.hidden_size:.1f}"
                  f" B x hidden per token x {tokens} tokens"
                  f"{'' if w.flash_attention else ' + eager s x s scores'}")
-    return a.num_layers * per_layer
+    return layers * per_layer
 
 
 def _logits_bytes(w: Workload, prof: FrameworkProfile, notes: list[str]) -> float:
@@ -271,18 +290,26 @@ def _logits_bytes(w: Workload, prof: FrameworkProfile, notes: list[str]) -> floa
 
 def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None,
                     capacity_gb: float | None = None) -> MemoryEstimate:
-    """Peak memory per GPU. `gpus` is the data-parallel world size (sharding divides by it).
-    Each term has its own function, which appends its notes."""
+    """Peak memory per GPU. `gpus` is the job's GPU count; sharding divides by its data-parallel
+    degree gpus / (tp pp cp) (sizing/parallel.py). Each term has its own function, which
+    appends its notes."""
     prof = profile(w.framework)
-    n = max(1, gpus or w.gpus or 1)
-    notes: list[str] = []
+    total = max(1, gpus or w.gpus or 1)
+    lay, notes = parallel.layout(w, total)
+    n = lay.dp
     sharded = n > 1 and w.sharding in ("zero3", "fsdp")
     weights = _weights_bytes(w, prof, sharded, notes)
     trained = _trainable(w, prof, notes)
     opt = _optimizer_bytes(w, trained, notes)
-    shard = _sharding(w, prof, n, weights, notes)
-    acts = _activations_bytes(w, prof, sharded, notes)
-    logits = _logits_bytes(w, prof, notes)
+    shard = _sharding(w, prof, n, weights, notes, lay)
+    acts = _activations_bytes(w, prof, sharded, notes, parallel.layers_held(w, lay)) \
+        / parallel.activation_split(lay)
+    logits = _logits_bytes(w, prof, notes) / lay.cp
+    if lay.is_parallel:
+        notes.append(f"activations / {parallel.activation_split(lay)} (tp x cp: sequence "
+                     f"parallelism, Korthikanti et al. 2022), {parallel.layers_held(w, lay)} "
+                     "layers held (1F1B in-flight micro-batches); logits / cp (not split by "
+                     "tp: no vocabulary-parallel loss assumed)")
     breakdown = {
         "weights": (weights * shard.weights + shard.gathered) / GB,
         "adapters": trained.adapters * shard.weights / GB,
@@ -293,7 +320,7 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         "overhead": CUDA_CONTEXT_GB,
     }
     return MemoryEstimate(
-        workload=w.name, gpu=gpu, gpus=n, breakdown=breakdown, notes=notes,
+        workload=w.name, gpu=gpu, gpus=total, breakdown=breakdown, notes=notes,
         capacity_gb=capacity_gb,
         margin=fit.measured_margin().margin if w.margin is None else w.margin,
         margin_measured=w.margin is None,

@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from sizing import parallel
 from sizing.efficiency import Efficiency, efficiency_for
 from sizing.memory import lora_params
 from sizing.workload import Workload
@@ -81,7 +82,8 @@ def hfu_for(gpu: GpuModel, method: str = "any") -> Efficiency:
 
 
 ASSUMED_BASIS = {"gemm-derived": "scaled from its measured BF16 matmul rate",
-                 "fallback": "the H100's value borrowed"}
+                 "fallback": "the H100's value borrowed",
+                 "fp8-scaled": "the bf16 value x a published fp8 speed-up"}
 
 
 def efficiency_assumed_note(tp: Throughput) -> str:
@@ -109,6 +111,23 @@ def hardware_flops_per_token(w: Workload) -> float:
         a = w.arch
         flops += 2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len  # one more forward
     return flops
+
+
+def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
+                          notes: list[str]) -> Efficiency:
+    """fp8: the class's bf16 HFU x the published fp8 speed-up, expressed against the card's fp8
+    peak (sizing/parallel.py, FP8_SPEEDUP), always flagged assumed. A card without an fp8 peak
+    keeps its bf16 figures (compat.py calls fp8 on it incompatible)."""
+    if w.precision != "fp8":
+        return eff
+    if not gpu.fp8_dense_tflops or not gpu.bf16_dense_tflops:
+        notes.append(f"{gpu.gpu_model}: no fp8 peak in warehouse/gpus.csv; timed at bf16")
+        return eff
+    hfu = eff.hfu * parallel.FP8_SPEEDUP * gpu.bf16_dense_tflops / gpu.fp8_dense_tflops
+    notes.append(f"fp8: {gpu.fp8_dense_tflops:g} TFLOPS peak x HFU {hfu:.1%} = bf16 HFU "
+                 f"{eff.hfu:.1%} x {parallel.FP8_SPEEDUP:g} ({parallel.FP8_SPEEDUP_SOURCE})")
+    return Efficiency(eff.gpu_class, hfu, f"{eff.source}; x {parallel.FP8_SPEEDUP:g} for fp8: "
+                      f"{parallel.FP8_SPEEDUP_SOURCE}", True, "fp8-scaled")
 
 
 def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
@@ -139,11 +158,13 @@ def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
     return kind, gbs
 
 
-def comm_bytes_per_step(w: Workload, gpus: int) -> float:
-    """Bytes each GPU sends per optimizer step (ring collectives: (n-1)/n of the buffer)."""
+def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
+    """Bytes each GPU sends per optimizer step in the data-parallel collectives over `gpus`
+    replicas (ring collectives: (n-1)/n of the buffer); `share` is the part of the model a GPU
+    holds under tensor / pipeline parallelism (sizing/parallel.py)."""
     if gpus <= 1:
         return 0.0
-    frac = (gpus - 1) / gpus
+    frac = (gpus - 1) / gpus * share
     if w.method in ("lora", "qlora"):
         grad_bytes = lora_params(w) * 4.0
         return 2 * frac * grad_bytes  # all-reduce of adapter gradients
@@ -166,8 +187,10 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
                           "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
                                               "warehouse/gpus.csv; time not estimated"])
-    eff = hfu_for(gpu, w.method)
+    eff = _precision_efficiency(w, gpu, hfu_for(gpu, w.method), notes)
     hfu, src = eff.hfu, eff.source
+    if w.precision == "fp8" and gpu.fp8_dense_tflops:
+        peak = gpu.fp8_dense_tflops
     flops = hardware_flops_per_token(w)
     per_gpu = peak * 1e12 * hfu / flops
     notes.append(f"{flops / 1e9:.1f} GFLOP/token ({w.method}"
@@ -180,11 +203,20 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
     kind, gbs = link_bandwidth(gpu, gpus_per_node, nodes, internode_gbs)
     scaling = 1.0
     if n > 1:
+        lay, _ = parallel.layout(w, n)
         step_tokens = w.micro_batch * w.seq_len * w.grad_accum
-        t_comp = step_tokens / per_gpu
-        t_comm = comm_bytes_per_step(w, n) / (gbs * 1e9)
+        # one step of one replica, its FLOPs split over the replica's tp x pp x cp GPUs
+        t_comp = step_tokens / per_gpu / lay.model_parallel
+        t_comm = comm_bytes_per_step(w, lay.dp, parallel.model_share(w, lay)) / (gbs * 1e9)
         # collectives overlap the backward pass; the step takes the longer of the two
         scaling = t_comp / max(t_comp, t_comm)
+        if lay.is_parallel:
+            # TP stays inside a node when it fits there (its collectives run over NVLink)
+            tp_kind, tp_gbs = (link_bandwidth(gpu, gpus_per_node, 1)
+                               if lay.tp <= gpus_per_node else (kind, gbs))
+            st = parallel.step_time(w, lay, t_comp, t_comm, tp_gbs, tp_kind, gbs)
+            scaling = st.scaling
+            notes.extend(st.notes)
         notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s): compute {t_comp:.2f} s vs "
                      f"communication {t_comm:.2f} s per step -> scaling {scaling:.0%}")
     total = per_gpu * n * scaling

@@ -28,7 +28,9 @@ HERE = Path(__file__).parent
 MODELS_CSV = HERE / "models.csv"
 
 METHODS = ("qlora", "lora", "full", "full_8bit")
-PRECISIONS = ("bf16-true", "bf16-mixed", "fp16-mixed", "fp32")
+# fp8: Transformer Engine-style fp8 matmuls, higher-precision master weights (sizing/parallel.py);
+# needs a card with fp8 tensor cores (sizing/compat.py's fp8 rule).
+PRECISIONS = ("bf16-true", "bf16-mixed", "fp16-mixed", "fp32", "fp8")
 FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
@@ -111,6 +113,11 @@ class Workload:
     lora_dropout: bool = True
     double_quant: bool = True
     sharding: str = "none"
+    # Parallelism (sizing/parallel.py): tensor, pipeline and context-parallel degrees; `sharding`
+    # shards over the remaining data-parallel degree gpus / (tp * pp * cp).
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    context_parallel: int = 1
     gpu: str | None = None
     gpus: int | None = None
     # The most GPUs `rank` may scale the job out to (default: `gpus`, so a job of `gpus = 1`
@@ -143,7 +150,8 @@ class Workload:
     def __hash__(self) -> int:
         return hash((self.name, self.arch, self.method, self.precision, self.framework,
                      self.optimizer, self.seq_len, self.micro_batch, self.grad_checkpointing,
-                     self.sharding, self.lora_rank, self.lora_targets, self.tokens))
+                     self.sharding, self.lora_rank, self.lora_targets, self.tokens,
+                     self.tensor_parallel, self.pipeline_parallel, self.context_parallel))
 
 
 def _bool(text: str) -> bool:
@@ -243,7 +251,8 @@ _CHOICES = {
     "optimizer": OPTIMIZERS, "lora_targets": LORA_TARGETS, "sharding": SHARDINGS,
 }
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
-             "checkpoint_every_tokens", "gpus", "max_gpus")
+             "checkpoint_every_tokens", "gpus", "max_gpus",
+             "tensor_parallel", "pipeline_parallel", "context_parallel")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
                                                    "tie_embeddings", "vendors"}
 
@@ -257,6 +266,36 @@ def _vendors(name: str, value: Any) -> tuple[str, ...]:
     if unknown:
         raise WorkloadError(f"{name}: vendors {unknown} unknown; expected some of {VENDORS}")
     return out
+
+
+def _check_parallel(name: str, kw: dict[str, Any], arch: Architecture) -> None:
+    """The divisibility rules of tensor / pipeline / context parallelism (Megatron-LM
+    `arguments.py` asserts the same), and what fp8 cannot be combined with."""
+    tp, pp, cp = (kw.get(k, 1) for k in ("tensor_parallel", "pipeline_parallel",
+                                          "context_parallel"))
+    mp = tp * pp * cp
+    if mp > 1 and not kw.get("gpus"):
+        raise WorkloadError(f"{name}: tensor_parallel x pipeline_parallel x context_parallel = "
+                            f"{mp} needs `gpus` (a multiple of {mp})")
+    if kw.get("gpus") and kw["gpus"] % mp:
+        raise WorkloadError(f"{name}: gpus = {kw['gpus']} is not a multiple of tensor_parallel "
+                            f"x pipeline_parallel x context_parallel = {tp} x {pp} x {cp} = {mp}")
+    for field_, heads in (("num_attention_heads", arch.num_attention_heads),
+                          ("num_kv_heads", arch.num_kv_heads)):
+        if heads % tp:  # each TP rank computes whole heads (Megatron: heads / query groups % tp)
+            raise WorkloadError(f"{name}: tensor_parallel = {tp} does not divide the model's "
+                                f"{field_} ({heads})")
+    if pp > arch.num_layers:
+        raise WorkloadError(f"{name}: pipeline_parallel = {pp} exceeds the model's "
+                            f"{arch.num_layers} layers")
+    seq = kw.get("seq_len", 2048)
+    if cp > 1 and seq % (2 * cp):  # causal load balancing splits the sequence in 2 x cp chunks
+        raise WorkloadError(f"{name}: context_parallel = {cp} needs seq_len ({seq}) divisible "
+                            f"by 2 x context_parallel = {2 * cp} (Megatron-Core context "
+                            "parallelism splits the sequence into 2 x cp chunks)")
+    if kw.get("precision") == "fp8" and kw.get("method") == "qlora":
+        raise WorkloadError(f"{name}: precision = \"fp8\" with method = \"qlora\": QLoRA's "
+                            "base weights are NF4, not fp8")
 
 
 def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) -> Workload:
@@ -321,6 +360,7 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
                             " (warehouse/gpus.csv)")
     if "vendors" in d:
         kwargs["vendors"] = _vendors(name, d["vendors"])
+    _check_parallel(name, kwargs, arch)
     if kwargs.get("method") == "full_8bit" and "optimizer" not in kwargs:
         kwargs["optimizer"] = "adamw_8bit"
     return Workload(name=name, arch=arch, **kwargs)
