@@ -33,6 +33,9 @@ class FrameworkProfile:
     loss: str = "full"
     loss_chunks: int = 1
     activation_offload: bool = False
+    # The framework's own LoRA autograd functions dequantize NF4 weights themselves, so no
+    # bitsandbytes MatMul4Bit saves a second copy of each quantized layer's input.
+    own_lora_kernels: bool = False
     # QLoRA: the parameters left unquantized (embeddings, norms, lm_head) are upcast to fp32.
     kbit_fp32_unquantized: bool = False
 
@@ -122,6 +125,10 @@ PROFILES: dict[str, FrameworkProfile] = {
         # FastLanguageModel.get_peft_model) offloads checkpointed layer inputs to CPU RAM
         # (unsloth README / blog "long context": offloaded gradient checkpointing).
         activation_offload=True,
+        # unsloth/kernels/fast_lora.py: LoRA_MLP / LoRA_QKV / LoRA_W call fast_dequantize and
+        # save the layer input once (ctx.save_for_backward), not through bnb MatMul4Bit.
+        # (Unsloth patches these fast paths in only with lora_dropout = 0.)
+        own_lora_kernels=True,
     ),
 }
 

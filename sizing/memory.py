@@ -127,7 +127,7 @@ def activation_elements_per_token(w: Workload) -> tuple[float, float]:
     elems = 2 * h + (h + q + h) + (2 * q + 2 * kv) + (i + mlp) * tile
     if w.method in ("lora", "qlora"):
         elems += _lora_saved_inputs(w, tile)
-    if w.method == "qlora":
+    if w.method == "qlora" and not profile(w.framework).own_lora_kernels:
         # bitsandbytes MatMul4Bit saves its own (compute-dtype) copy of each quantized layer's
         # input. Measured: QLoRA peaks in the LitGPT resource tables exceed LoRA minus the
         # weight savings by ~13-18 bytes x hidden per token per layer (Llama 2 7B/13B,

@@ -157,3 +157,20 @@ def test_switch_fields_are_typed():
         _w(packing="yes")
     with pytest.raises(WorkloadError, match="positive"):
         _w(loss_chunks=0)
+
+
+def test_unsloth_lora_kernels_save_no_bitsandbytes_copy():
+    """Unsloth's LoRA autograd functions dequantize themselves: the QLoRA activation term loses
+    bitsandbytes' copy of the four projection inputs (h + q + h + i elements per token)."""
+    same = dict(seq_len=8192, loss="full", activation_offload=False)
+    hf, un = _gb(_w(**same), "activations"), _gb(_w(framework="unsloth", **same), "activations")
+    copy = 8192 * (4096 * 3 + 14336) * 2 / 1e9
+    assert hf - un == pytest.approx(copy, rel=1e-6)
+
+
+def test_342k_tokens_need_every_switch():
+    cap = gpu_models()["H100-SXM-80GB"].memory_gb
+    recipe = dict(seq_len=342000, framework="unsloth", lora_dropout=False)
+    assert estimate_memory(_w(**recipe, loss="full"), capacity_gb=cap).verdict == "no"
+    assert estimate_memory(_w(**recipe), capacity_gb=cap).verdict in ("fits", "tight")
+    assert estimate_memory(_w(**recipe, tiled_mlp=True), capacity_gb=cap).verdict == "fits"
