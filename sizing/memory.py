@@ -227,8 +227,8 @@ def _optimizer_bytes(w: Workload, t: _Trainable, notes: list[str]) -> float:
         # torch AdamW keeps exp_avg and exp_avg_sq in the parameter dtype.
         notes.append(f"AdamW: 2 states x {t.bytes_per_param:g} B per trainable param")
         return t.params * 2 * t.bytes_per_param
-    paged = " (paged: may spill to CPU under pressure, peak counted)" \
-        if w.optimizer.startswith("paged") else ""
+    paged = " (paged: counted up to the card's free memory, the rest spills to host RAM)" \
+        if switches.resolve(w, profile(w.framework)).paged_optimizer else ""
     notes.append(f"8-bit AdamW: {ADAM8_BYTES:.3f} B per trainable param{paged}")
     return t.params * ADAM8_BYTES
 
