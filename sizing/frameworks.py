@@ -24,8 +24,18 @@ class FrameworkProfile:
     # Per-GPU peak under FSDP also holds a full unsharded copy of the weights beside the shard.
     fsdp_full_weight_copy: bool
     fsdp_note: str
-    # Checkpointed layer inputs are offloaded to CPU RAM (not on the GPU).
-    offload_checkpoints: bool = False
+    # Defaults of the memory switches (sizing/switches.py) when the workload leaves them unset:
+    # the loss ("full" | "chunked" | "fused"; logits_bytes above is this loss as the framework
+    # implements it), its chunks, and whether saved activations are offloaded to host RAM.
+    # Packing, optimizer step in backward and tiled MLP are off by default in all four (TRL
+    # SFTConfig packing=False; torchtune recipes packed: False, optimizer_in_bwd: False in the
+    # LoRA configs; LitGPT has no such options; Unsloth's unsloth_tiled_mlp is opt-in).
+    loss: str = "full"
+    loss_chunks: int = 1
+    activation_offload: bool = False
+    # The framework's own LoRA autograd functions dequantize NF4 weights themselves, so no
+    # bitsandbytes MatMul4Bit saves a second copy of each quantized layer's input.
+    own_lora_kernels: bool = False
     # QLoRA: the parameters left unquantized (embeddings, norms, lm_head) are upcast to fp32.
     kbit_fp32_unquantized: bool = False
 
@@ -48,6 +58,9 @@ PROFILES: dict[str, FrameworkProfile] = {
         quantize_lm_head=False,
         fsdp_full_weight_copy=False,
         fsdp_note="FSDP/ZeRO-3: 1/n of weights + two all-gathered layer units (prefetch)",
+        # transformers' Trainer: the whole T x vocab logits (loss_utils ForCausalLMLoss);
+        # gradient_checkpointing_kwargs={"offload": ...} is opt-in, off by default.
+        loss="full",
         # The HF QLoRA recipe (QLoRA repo, TRL, Axolotl) calls PEFT's
         # prepare_model_for_kbit_training, which casts every non-quantized parameter to fp32
         # "for stability" (peft/utils/other.py).
@@ -71,6 +84,9 @@ PROFILES: dict[str, FrameworkProfile] = {
         fsdp_full_weight_copy=True,
         fsdp_note="litgpt FSDP peak = shard + full weight copy (LitGPT resource tables: "
                   "7B LoRA 22.18 GB on 2 GPUs vs 21.30 GB on 1)",
+        # lm_head_chunk_size=128 tokens per chunk: chunked, bf16 throughout (logits_bytes).
+        loss="chunked",
+        loss_chunks=128,
     ),
     "torchtune": FrameworkProfile(
         name="torchtune",
@@ -83,21 +99,36 @@ PROFILES: dict[str, FrameworkProfile] = {
         quantize_lm_head=False,
         fsdp_full_weight_copy=False,
         fsdp_note="FSDP2 fully_shard: 1/n of weights + two gathered layer units",
+        # recipes' default loss: CEWithChunkedOutputLoss(num_output_chunks=8);
+        # enable_activation_offloading defaults to False (recipes/lora_finetune_single_device.py
+        # cfg.get("enable_activation_offloading", False)).
+        loss="chunked",
+        loss_chunks=8,
     ),
     "unsloth": FrameworkProfile(
         name="unsloth",
-        # Unsloth's fused cross-entropy kernel computes the loss chunk-wise without an fp32
-        # copy of the logits (unsloth README "fast cross entropy"): bf16 logits only.
+        # Unsloth's older fast_cross_entropy_loss kernel (unsloth/kernels/cross_entropy_loss.py)
+        # keeps the bf16 logits and writes the gradient in place: 2 B per logit. Current
+        # releases call Cut Cross-Entropy by default (below: loss = "fused"), so this figure is
+        # not used; a workload that sets loss = "chunked" gets the generic chunked formula.
         logits_bytes=2.0,
-        logits_note="fused chunked cross-entropy, no fp32 logits (unsloth README)",
+        logits_note="fast_cross_entropy_loss: bf16 logits, gradient in place (unsloth kernels)",
         adapter_bytes=4.0,
         adapter_note="PEFT adapters (fp32)",
         quantize_lm_head=False,
         fsdp_full_weight_copy=False,
         fsdp_note="single-GPU framework; sharding modeled as FSDP",
-        # use_gradient_checkpointing="unsloth" offloads checkpointed activations to CPU RAM
+        # unsloth_zoo.loss_utils fused_linear_cross_entropy (Cut Cross-Entropy), on unless
+        # UNSLOTH_ENABLE_CCE=0 (Unsloth's generated compiled modules, 2025.8+).
+        loss="fused",
+        # use_gradient_checkpointing="unsloth" (the default in Unsloth's notebooks and
+        # FastLanguageModel.get_peft_model) offloads checkpointed layer inputs to CPU RAM
         # (unsloth README / blog "long context": offloaded gradient checkpointing).
-        offload_checkpoints=True,
+        activation_offload=True,
+        # unsloth/kernels/fast_lora.py: LoRA_MLP / LoRA_QKV / LoRA_W call fast_dequantize and
+        # save the layer input once (ctx.save_for_backward), not through bnb MatMul4Bit.
+        # (Unsloth patches these fast paths in only with lora_dropout = 0.)
+        own_lora_kernels=True,
     ),
 }
 

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sizing import fit, parallel
+from sizing import fit, parallel, switches
 from sizing.frameworks import FrameworkProfile, profile
 from sizing.workload import Workload
 
@@ -94,11 +94,12 @@ def lora_params(w: Workload) -> int:
     return a.num_layers * sum(r * (fan_in + fan_out) for fan_in, fan_out in shapes[w.lora_targets])
 
 
-def _lora_saved_inputs(w: Workload) -> float:
+def _lora_saved_inputs(w: Workload, mlp_tile: float = 1.0) -> float:
     """Elements per token per layer the adapters save: the (dropout-applied) input of each
-    targeted matrix, plus a 1-byte dropout mask (0.5 element) when dropout is on."""
+    targeted matrix, plus a 1-byte dropout mask (0.5 element) when dropout is on. The MLP's
+    i-wide input counts for one shard under a tiled MLP (`mlp_tile` = 1 / shards)."""
     a = w.arch
-    h, q, i = a.hidden_size, a.q_dim, a.intermediate_size
+    h, q, i = a.hidden_size, a.q_dim, a.intermediate_size * mlp_tile
     ins = {"qv": [h, h], "attn": [h, h, h, q]}
     ins["all"] = ins["attn"] + ([h, h, i] if a.mlp == "swiglu" else [h, i])
     per = 1.5 if w.lora_dropout else 0.0  # without dropout the input is the shared x
@@ -120,16 +121,18 @@ def activation_elements_per_token(w: Workload) -> tuple[float, float]:
     """
     a = w.arch
     h, q, kv, i = a.hidden_size, a.q_dim, a.kv_dim, a.intermediate_size
+    # tiled MLP (sizing/switches.py): the i-wide MLP tensors exist for one sequence shard
+    tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, profile(w.framework)))
     mlp = 3 * i if a.mlp == "swiglu" else i
-    elems = 2 * h + (h + q + h + i) + (2 * q + 2 * kv) + mlp
+    elems = 2 * h + (h + q + h) + (2 * q + 2 * kv) + (i + mlp) * tile
     if w.method in ("lora", "qlora"):
-        elems += _lora_saved_inputs(w)
-    if w.method == "qlora":
+        elems += _lora_saved_inputs(w, tile)
+    if w.method == "qlora" and not profile(w.framework).own_lora_kernels:
         # bitsandbytes MatMul4Bit saves its own (compute-dtype) copy of each quantized layer's
         # input. Measured: QLoRA peaks in the LitGPT resource tables exceed LoRA minus the
         # weight savings by ~13-18 bytes x hidden per token per layer (Llama 2 7B/13B,
         # phi-1.5); one extra copy of the four projection inputs is that size.
-        elems += h + q + h + i
+        elems += h + q + h + i * tile
     return elems, 2 * h
 
 
@@ -199,9 +202,29 @@ def _trainable(w: Workload, prof: FrameworkProfile, notes: list[str]) -> _Traina
         tbytes = prof.adapter_bytes or (2.0 if w.precision == "bf16-true" else 4.0)
         notes.append(f"LoRA r={w.lora_rank} on {w.lora_targets}: {trainable / 1e6:.1f}M "
                      f"params x {tbytes:g} B ({prof.adapter_note})")
-        return _Trainable(trainable, tbytes, trainable * tbytes, trainable * tbytes)
+        grads = _grads_held(w, prof, trainable * tbytes, _largest_lora_matrix(w), tbytes, notes)
+        return _Trainable(trainable, tbytes, trainable * tbytes, grads)
     pbytes = _param_bytes(w.precision)
-    return _Trainable(w.arch.params, pbytes, 0.0, w.arch.params * pbytes)
+    a = w.arch
+    largest = max(a.vocab_size * a.hidden_size, a.hidden_size * a.intermediate_size,
+                  a.hidden_size * a.q_dim)
+    grads = _grads_held(w, prof, a.params * pbytes, largest, pbytes, notes)
+    return _Trainable(a.params, pbytes, 0.0, grads)
+
+
+def _largest_lora_matrix(w: Workload) -> int:
+    a = w.arch
+    return w.lora_rank * max(a.hidden_size, a.intermediate_size, a.q_dim)
+
+
+def _grads_held(w: Workload, prof: FrameworkProfile, grads: float, largest: int,
+                bytes_per_param: float, notes: list[str]) -> float:
+    """Gradients alive at peak (the optimizer-in-backward switch, sizing/switches.py)."""
+    held, note = switches.gradient_bytes(w, switches.resolve(w, prof), grads, largest,
+                                         bytes_per_param)
+    if note:
+        notes.append(note)
+    return held
 
 
 def _optimizer_bytes(w: Workload, t: _Trainable, notes: list[str]) -> float:
@@ -209,8 +232,8 @@ def _optimizer_bytes(w: Workload, t: _Trainable, notes: list[str]) -> float:
         # torch AdamW keeps exp_avg and exp_avg_sq in the parameter dtype.
         notes.append(f"AdamW: 2 states x {t.bytes_per_param:g} B per trainable param")
         return t.params * 2 * t.bytes_per_param
-    paged = " (paged: may spill to CPU under pressure, peak counted)" \
-        if w.optimizer.startswith("paged") else ""
+    paged = " (paged: counted up to the card's free memory, the rest spills to host RAM)" \
+        if switches.resolve(w, profile(w.framework)).paged_optimizer else ""
     notes.append(f"8-bit AdamW: {ADAM8_BYTES:.3f} B per trainable param{paged}")
     return t.params * ADAM8_BYTES
 
@@ -267,25 +290,33 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
         - parallel.fp8_activation_saving(w)
     layers = a.num_layers if layers is None else layers
     per_layer = per_layer_tok * tokens + attention_scores_bytes_per_seq(w) * w.micro_batch
+    sw = switches.resolve(w, prof)
+    mask = switches.packing_mask_bytes(w, sw)
+    if mask:
+        notes.append(f"packing without FlashAttention: block-causal mask {mask / GB:.2f} GB")
     if w.grad_checkpointing:
-        kept = 0.0 if prof.offload_checkpoints else \
-            layers * tokens * a.hidden_size * resid_bytes
-        notes.append(f"activations: checkpointed layer inputs "
-                     f"{'offloaded to CPU' if prof.offload_checkpoints else 'kept'} + one "
-                     f"layer recomputed ({per_layer_tok / a.hidden_size:.1f} B x hidden per "
-                     "token)")
-        return kept + per_layer  # one layer recomputed at a time
-    notes.append(f"activations: {layers} layers x {per_layer_tok / a.hidden_size:.1f}"
+        # A pipeline stage holds only its own layers' inputs (`layers`).
+        on_gpu = min(layers, switches.layer_inputs_on_gpu(w, sw))
+        kept = on_gpu * tokens * a.hidden_size * resid_bytes
+        where = f"offloaded to CPU ({on_gpu} on the GPU)" if sw.activation_offload else "kept"
+        notes.append(f"activations: checkpointed layer inputs {where}"
+                     f" + one layer recomputed ({per_layer_tok / a.hidden_size:.1f} B x hidden "
+                     f"per token{', MLP tiled' if sw.tiled_mlp else ''})")
+        return kept + per_layer + mask  # one layer recomputed at a time
+    layers = min(layers, switches.OFFLOAD_LAYERS_ON_GPU) if sw.activation_offload else layers
+    where = " on the GPU (rest offloaded)" if sw.activation_offload else ""
+    notes.append(f"activations: {layers} layers{where}"
+                 f" x {per_layer_tok / a.hidden_size:.1f}"
                  f" B x hidden per token x {tokens} tokens"
                  f"{'' if w.flash_attention else ' + eager s x s scores'}")
-    return layers * per_layer
+    return layers * per_layer + mask
 
 
 def _logits_bytes(w: Workload, prof: FrameworkProfile, notes: list[str]) -> float:
-    tokens = w.seq_len * w.micro_batch
-    notes.append(f"logits: {tokens} tokens x vocab {w.arch.vocab_size} x "
-                 f"{prof.logits_bytes:g} B ({prof.logits_note})")
-    return tokens * w.arch.vocab_size * prof.logits_bytes
+    """The loss's logits for one micro-batch: full, chunked or fused (sizing/switches.py)."""
+    held, note = switches.logits_bytes(w, prof, switches.resolve(w, prof))
+    notes.append(note)
+    return held
 
 
 def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None,
@@ -319,12 +350,26 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         "logits": logits / GB,
         "overhead": CUDA_CONTEXT_GB,
     }
+    _page_optimizer(w, prof, breakdown, capacity_gb, notes)
     return MemoryEstimate(
         workload=w.name, gpu=gpu, gpus=total, breakdown=breakdown, notes=notes,
         capacity_gb=capacity_gb,
         margin=fit.measured_margin().margin if w.margin is None else w.margin,
         margin_measured=w.margin is None,
     )
+
+
+def _page_optimizer(w: Workload, prof: FrameworkProfile, breakdown: dict[str, float],
+                    capacity_gb: float | None, notes: list[str]) -> None:
+    """Paged optimizer states count at most up to the card's memory left by the other terms;
+    the rest spills to host RAM (bitsandbytes paged optimizers, sizing/switches.py)."""
+    rest = sum(v for k, v in breakdown.items() if k != "optimizer")
+    on_gpu, spilled = switches.paged_spill(breakdown["optimizer"], rest, capacity_gb,
+                                           switches.resolve(w, prof))
+    if spilled > 0:
+        breakdown["optimizer"] = on_gpu
+        notes.append(f"paged optimizer: {spilled:.2f} GB of states spill to host RAM (counted "
+                     f"up to the card's {capacity_gb:g} GB; each step pages them over PCIe)")
 
 
 def min_gpus_to_fit(w: Workload, capacity_gb: float, max_gpus: int = 512) -> int | None:

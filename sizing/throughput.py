@@ -11,9 +11,10 @@ import math
 import re
 from dataclasses import dataclass
 
-from sizing import parallel
+from sizing import parallel, switches
 from sizing.efficiency import Efficiency, efficiency_for
-from sizing.memory import lora_params
+from sizing.frameworks import profile
+from sizing.memory import activation_elements_per_token, lora_params
 from sizing.workload import Workload
 from warehouse.gpus import GpuModel
 
@@ -130,6 +131,26 @@ def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
                       f"{parallel.FP8_SPEEDUP_SOURCE}", True, "fp8-scaled")
 
 
+def switch_speed_factor(w: Workload, gpu: GpuModel, tokens_per_s: float,
+                        notes: list[str]) -> float:
+    """Tokens/s multiplier of the memory switches (sizing/switches.py): activation offload
+    over the host link, padding without packing."""
+    sw = switches.resolve(w, profile(w.framework))
+    a = w.arch
+    if w.grad_checkpointing:
+        saved = a.num_layers * a.hidden_size * 2.0  # the checkpointed layer inputs
+    else:
+        elems, _ = activation_elements_per_token(w)
+        saved = a.num_layers * elems * 2.0
+    fwd = 2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len
+    factor, more = switches.speed_factor(
+        w, sw, tokens_per_s, fwd / hardware_flops_per_token(w),
+        switches.offload_bytes_per_token(w, sw, saved),
+        switches.host_link_gbs(gpu.family, gpu.interconnect))
+    notes.extend(more)
+    return factor
+
+
 def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
                    internode_gbs: float | None = None) -> tuple[str, float]:
     """(kind, GB/s per GPU per direction) of the slowest link a collective crosses.
@@ -197,6 +218,7 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
                  f"{', recompute' if w.grad_checkpointing else ''}) at {peak:g} TFLOPS x "
                  f"HFU {hfu:.1%} ({eff.gpu_class}"
                  f"{', efficiency assumed' if eff.assumed else ', measured'})")
+    per_gpu *= switch_speed_factor(w, gpu, per_gpu, notes)
     if w.method == "qlora":
         per_gpu /= QLORA_SLOWDOWN
         notes.append(f"QLoRA dequantization: / {QLORA_SLOWDOWN} (LitGPT resource tables)")

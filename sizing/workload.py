@@ -35,6 +35,7 @@ FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
 SHARDINGS = ("none", "zero2", "zero3", "fsdp")
+LOSSES = ("full", "chunked", "fused")  # sizing/switches.py
 # The GPU vendors of warehouse/gpus.csv (its `vendor` column, lower-cased): what `vendors` may
 # name (tests/test_sizing_compat.py keeps the two in step).
 VENDORS = ("nvidia", "amd")
@@ -131,6 +132,16 @@ class Workload:
     # None: the estimator's measured error margin (sizing/fit.py, sizing/fit_margin.csv); a
     # number set here wins over it.
     margin: float | None = None
+    # Memory switches (sizing/switches.py, docs/sizing.md "Long context and memory switches").
+    # None: the framework profile's default (sizing/frameworks.py).
+    loss: str | None = None  # full | chunked | fused
+    loss_chunks: int | None = None  # chunks of a chunked loss
+    activation_offload: bool | None = None  # saved / checkpointed activations in host RAM
+    optimizer_in_backward: bool | None = None  # step each parameter as its gradient is ready
+    paged_optimizer: bool | None = None  # None: true for optimizer = "paged_*"
+    packing: bool | None = None  # sample packing: full rows, no padding
+    tiled_mlp: bool | None = None  # MLP over sequence shards (ALST TiledMLP)
+    mean_sample_tokens: float | None = None  # mean sample length (padding waste w/o packing)
     # cost inputs (documented defaults in sizing/cost.py)
     restart_minutes: float = 15.0
     checkpoint_write_minutes: float | None = None
@@ -249,10 +260,15 @@ _SCALAR_FIELDS = {f.name: f for f in fields(Workload)
 _CHOICES = {
     "method": METHODS, "precision": PRECISIONS, "framework": FRAMEWORKS,
     "optimizer": OPTIMIZERS, "lora_targets": LORA_TARGETS, "sharding": SHARDINGS,
+    "loss": LOSSES,
 }
+# Switch fields whose default is None but whose type is fixed (sizing/switches.py).
+_SWITCH_BOOLS = ("activation_offload", "optimizer_in_backward", "paged_optimizer", "packing",
+                 "tiled_mlp")
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "checkpoint_every_tokens", "gpus", "max_gpus",
-             "tensor_parallel", "pipeline_parallel", "context_parallel")
+             "tensor_parallel", "pipeline_parallel", "context_parallel",
+             "loss_chunks", "mean_sample_tokens")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
                                                    "tie_embeddings", "vendors"}
 
@@ -336,13 +352,14 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
             raise WorkloadError(f"{name}: {key} = {value!r}; expected one of {_CHOICES[key]}")
         default = f.default
         try:
-            if isinstance(default, bool):
+            if isinstance(default, bool) or key in _SWITCH_BOOLS:
                 if not isinstance(value, bool):
                     raise TypeError
-            elif isinstance(default, int) or key in ("gpus", "max_gpus"):
+            elif isinstance(default, int) or key in ("gpus", "max_gpus", "loss_chunks"):
                 value = int(value)
             elif isinstance(default, float) or key in ("checkpoint_write_minutes",
-                                                       "dataset_gb", "egress_gb", "margin"):
+                                                       "dataset_gb", "egress_gb", "margin",
+                                                       "mean_sample_tokens"):
                 value = float(value)
         except (TypeError, ValueError):
             raise WorkloadError(f"{name}: {key} = {value!r} has the wrong type") from None
@@ -361,6 +378,11 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
     if "vendors" in d:
         kwargs["vendors"] = _vendors(name, d["vendors"])
     _check_parallel(name, kwargs, arch)
+    if kwargs.get("optimizer_in_backward") and kwargs.get("grad_accum", 1) > 1:
+        # torchtune memory-optimisation tutorial: optimizer in backward is "not compatible
+        # with gradient accumulation" (the step runs before the next micro-batch's gradients).
+        raise WorkloadError(f"{name}: optimizer_in_backward cannot be combined with "
+                            "grad_accum > 1")
     if kwargs.get("method") == "full_8bit" and "optimizer" not in kwargs:
         kwargs["optimizer"] = "adamw_8bit"
     return Workload(name=name, arch=arch, **kwargs)
