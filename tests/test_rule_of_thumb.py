@@ -1,5 +1,5 @@
-"""bench/rule_of_thumb.py: the buyers' rule-of-thumb table against the estimator, cell by
-cell."""
+"""bench/rule_of_thumb.py: the buyers' rule-of-thumb table against the estimator, cell by cell;
+and the target block of bench/sizing_accuracy.py (bench/accuracy_targets.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
+import accuracy_targets  # noqa: E402
 import rule_of_thumb as thumb  # noqa: E402
+import sizing_accuracy as bench  # noqa: E402
 
 from sizing.fit import VERDICTS  # noqa: E402
 from sizing.workload import lookup_model  # noqa: E402
@@ -125,6 +127,18 @@ def test_the_script_prints_every_cell(capsys, monkeypatch):
     table = [x for x in out if x.startswith("| ")]
     assert len(table) == 1 + len(thumb.read_table()) * len(thumb.METHOD_COLUMNS)
     assert any(x.endswith("cells agree") or "cells agree (" in x for x in out)
+
+
+def test_the_target_block_names_every_target_and_can_fail():
+    res = bench.evaluate()
+    s = bench.summary(res)
+    by_class = bench.tokens_per_s_by_class(res)
+    names = [t.name for t in accuracy_targets.targets(res, s, by_class)]
+    for words in ("memory median", "within +-25%", "OOM", "fits or tight", "tokens/s"):
+        assert any(words in n for n in names), words
+    worse = dict(s, mem_median=accuracy_targets.MEMORY_MEDIAN_MAX + 1, oom_caught=0)
+    failed = [t.name for t in accuracy_targets.targets(res, worse, by_class) if not t.ok]
+    assert any("memory median" in n for n in failed) and any("OOM" in n for n in failed)
 
 
 def test_docs_show_the_table_as_the_script_prints_it(capsys, monkeypatch):
