@@ -150,3 +150,16 @@ def test_docs_show_the_table_as_the_script_prints_it(capsys, monkeypatch):
     docs = (ROOT / "docs/sizing.md").read_text().splitlines()
     start = docs.index(printed[0])
     assert docs[start:start + len(printed) + 1] == [printed[0], docs[start + 1], *printed[1:]]
+
+
+def test_a_size_no_model_is_named_after_is_inferred(tmp_path):
+    """A table naming a size models.csv lacks is compared on an architecture inferred from it."""
+    (arch,) = thumb.models_of_size(20)
+    assert arch.params_b == 20 and arch.inferred and "inferred" in arch.name
+    table = tmp_path / "table.csv"
+    table.write_text("gpu,memory_gb,qlora_max_b,lora16_max_b,full_max_b,source\n"
+                     "L40S,48,20,8,,test\n")
+    cells = thumb.compare(table)
+    assert [c.rule_checks[0].model for c in cells if c.method == "qlora"] == [arch.name]
+    lora = _cell(cells, "L40S", "lora")
+    assert [x.model for x in lora.next_checks] == [arch.name]  # 20 is the next size up from 8
