@@ -9,7 +9,8 @@ buyers' rules of thumb: median absolute % error of memory and of tokens/s, share
 and whether each measured out-of-memory case is predicted not to fit (verdict `no`: the estimate
 alone over the card). It also prints the fit margin (sizing/fit.py): the 90th percentile of the
 relative under-estimate over the memory rows, beside the figure stored in sizing/fit_margin.csv;
-`--write-margin` stores the one computed now.
+`--write-margin` stores the one computed now. Last, every target of issue 13 with pass / fail in
+one block (bench/accuracy_targets.py).
 
 Row -> workload rules (each from the row's own source):
 * LitGPT rows: framework litgpt, LoRA r=8 on query+value with dropout 0.05 (litgpt
@@ -44,6 +45,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from accuracy_targets import print_targets  # noqa: E402
 
 from sizing import fit  # noqa: E402
 from sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
@@ -216,7 +219,8 @@ def evaluate(path: Path = CSV) -> dict:
             value = est.allocated_gb if w.framework == "litgpt" else est.per_gpu_gb
             mem.append(dict(label=label, measured=measured, est=value, rule=rule,
                             err=_pct(value, measured), rule_err=_pct(rule, measured),
-                            under=fit.under_estimate(measured, value)))
+                            under=fit.under_estimate(measured, value),
+                            verdict=est.verdict, capacity=g.memory_gb))
         if is_oom:
             oom.append(dict(label=label, capacity=g.memory_gb, est=est.per_gpu_gb,
                             verdict=est.verdict, predicted_oom=est.verdict == "no",
@@ -355,6 +359,7 @@ def main() -> None:
     print(f"(PEFT rows: sequence length {PEFT_SEQ_ASSUMED} tokens is an assumption)")
     print_tokens_per_s_by_class(res)
     _print_margin(s)
+    print_targets(res, s, tokens_per_s_by_class(res))
     if args.rows:
         print("\nmemory rows: measured / estimator / rule GB")
         for m in res["mem"]:
