@@ -1,0 +1,202 @@
+"""The trace engine (opt-in, `gpuprices size --engine trace`): peak memory of one real training
+step (forward, loss, backward, AdamW step) of a Hugging Face model built from the workload's
+architecture, traced on the CPU under FakeTensorMode by PyTorch's MemTracker. No weights are
+downloaded, no GPU is used, fake tensors hold no data (docs/sizing.md, "The trace engine").
+
+torch, transformers and peft are the optional extra `gpuprices[trace]` (~200 MB for the CPU
+build of torch). They are imported inside the functions that trace, never at this module's
+top: the rest of sizing/ stays pure Python, and `import sizing.trace` (what the CLI does to
+ask `available()`) costs nothing when the extra is not installed.
+
+What it cannot see (`unsupported()` says which applies): QLoRA and 8-bit optimizers
+(bitsandbytes kernels are CUDA-only), fused CUDA kernels (fused or chunked losses of other
+frameworks), multi-GPU sharding and parallelism (the FSDP tracker needs fake CUDA tensors),
+activation offloading; and the CUDA context, which lives outside PyTorch's allocator (added as
+sizing/memory.py's documented CUDA_CONTEXT_GB term).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import time
+from dataclasses import dataclass
+
+from sizing.memory import CUDA_CONTEXT_GB, GB
+from sizing.workload import Architecture, Workload
+
+EXTRA_HINT = "the trace engine needs torch, transformers and peft: pip install 'gpuprices[trace]'"
+# The CUDA caching allocator rounds every block up to a multiple of 512 bytes
+# (c10/cuda/CUDACachingAllocator.cpp kMinBlockSize = 512); MemTracker does the same for CUDA
+# tensors only (_PYTORCH_MIN_ALLOCATE), and ours are CPU fakes, so it is applied here.
+CUDA_BLOCK_BYTES = 512
+# PEFT LoRA dropout: the value the HF/PEFT recipes use (PEFT LoraConfig examples, TRL docs).
+LORA_DROPOUT = 0.05
+# Frameworks whose training step is Hugging Face transformers (+ PEFT): what is traced.
+# litgpt is traced with the HF module of the same architecture, its adapters in the model dtype
+# (litgpt keeps LoRA weights in the precision of the model).
+TRACED_FRAMEWORKS = ("hf", "litgpt")
+LORA_TARGETS = {
+    "qv": ["q_proj", "v_proj"],
+    "attn": ["q_proj", "k_proj", "v_proj", "o_proj"],
+    "all": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+}
+# Module names of the GELU architectures' HF classes (PhiConfig, GPTNeoXConfig).
+GELU_TARGETS = {
+    "phi": {"qv": ["q_proj", "v_proj"], "attn": ["q_proj", "k_proj", "v_proj", "dense"],
+            "all": ["q_proj", "k_proj", "v_proj", "dense", "fc1", "fc2"]},
+    "gpt_neox": {"qv": ["query_key_value"], "attn": ["query_key_value", "dense"],
+                 "all": ["query_key_value", "dense", "dense_h_to_4h", "dense_4h_to_h"]},
+}
+
+
+@dataclass
+class TraceEstimate:
+    workload: str
+    peak_bytes: int  # what torch.cuda.max_memory_allocated would show, from the trace
+    peak_breakdown: dict[str, int]  # bytes by MemTracker category at the peak
+    seconds: float
+
+    @property
+    def allocated_gb(self) -> float:
+        return self.peak_bytes / GB
+
+    @property
+    def per_gpu_gb(self) -> float:
+        """The traced peak plus the documented term the trace cannot see (CUDA context)."""
+        return self.allocated_gb + CUDA_CONTEXT_GB
+
+
+def available() -> bool:
+    """Whether the optional extra is installed (no import of torch itself)."""
+    return all(importlib.util.find_spec(m) is not None
+               for m in ("torch", "transformers", "peft"))
+
+
+def unsupported(w: Workload, gpus: int = 1) -> str | None:
+    """Why the trace engine cannot estimate this workload, or None when it can."""
+    if w.method not in ("lora", "full"):
+        return f"method {w.method}: bitsandbytes kernels are CUDA-only, a CPU trace cannot run them"
+    if gpus > 1 or w.sharding != "none" or max(
+            w.tensor_parallel, w.pipeline_parallel, w.context_parallel) > 1:
+        return ("multi-GPU: sharding and parallelism are not traced (the FSDP tracker needs "
+                "fake CUDA tensors, which a CPU build cannot run backward on)")
+    if w.precision not in ("bf16-true", "bf16-mixed", "fp32"):
+        return f"precision {w.precision}: not traceable with CPU autocast"
+    if w.optimizer != "adamw":
+        return f"optimizer {w.optimizer}: bitsandbytes optimizers are CUDA-only"
+    if w.framework not in TRACED_FRAMEWORKS:
+        return (f"framework {w.framework}: its fused / chunked kernels are not the Hugging Face "
+                "step the trace runs")
+    if w.loss not in (None, "full") or w.activation_offload or w.tiled_mlp \
+            or w.optimizer_in_backward:
+        return "memory switches (chunked/fused loss, offload, tiled MLP, optimizer in backward)"
+    return None
+
+
+def _family(a: Architecture) -> str:
+    if a.mlp == "swiglu":
+        return "qwen2" if "qwen" in a.name.lower() else "llama"
+    return "phi" if a.name.lower().startswith("phi-1") else "gpt_neox"
+
+
+def hf_config(a: Architecture):
+    """A transformers config from the architecture's fields (nothing downloaded)."""
+    import transformers as tf
+
+    common = dict(vocab_size=a.vocab_size, hidden_size=a.hidden_size,
+                  num_hidden_layers=a.num_layers, num_attention_heads=a.num_attention_heads,
+                  intermediate_size=a.intermediate_size, tie_word_embeddings=a.tie_embeddings)
+    family = _family(a)
+    if family in ("llama", "qwen2"):
+        cls = tf.Qwen2Config if family == "qwen2" else tf.LlamaConfig  # Qwen2: q/k/v bias
+        return cls(num_key_value_heads=a.num_kv_heads, head_dim=a.head_dim, **common)
+    if family == "phi":  # phi-1.5: parallel attention + GELU MLP, partial rotary
+        return tf.PhiConfig(**common)
+    # GPT-NeoX (StableLM-Alpha): parallel residual, GELU MLP
+    return tf.GPTNeoXConfig(**common)
+
+
+@contextlib.contextmanager
+def _patched_for_fake():
+    """Module.to() a no-op (PEFT moves adapters to the base layer's device: fake CPU tensors
+    are there already) and MemTracker's sizes rounded to CUDA allocator blocks."""
+    import torch
+    from torch.distributed._tools import mem_tracker as mt
+
+    orig_to, orig_calc = torch.nn.Module.to, mt._WeakRefInfo._calculate_mem_consumed
+
+    def calc(self) -> int:
+        mem = self.size * self.element_size
+        return -(-mem // CUDA_BLOCK_BYTES) * CUDA_BLOCK_BYTES
+
+    torch.nn.Module.to = lambda self, *a, **k: self
+    mt._WeakRefInfo._calculate_mem_consumed = calc
+    try:
+        yield
+    finally:
+        torch.nn.Module.to = orig_to
+        mt._WeakRefInfo._calculate_mem_consumed = orig_calc
+
+
+def _build(w: Workload):
+    """(model, optimizer) under the active FakeTensorMode."""
+    import torch
+    import transformers as tf
+
+    dtype = torch.bfloat16 if w.precision == "bf16-true" else torch.float32
+    attn = "sdpa" if w.flash_attention else "eager"  # CPU SDPA saves q, k, v, out, logsumexp
+    model = tf.AutoModelForCausalLM.from_config(hf_config(w.arch), dtype=dtype,
+                                                attn_implementation=attn)
+    if w.grad_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if w.method == "lora":
+        import peft
+
+        targets = (LORA_TARGETS if w.arch.mlp == "swiglu" else GELU_TARGETS[_family(w.arch)])
+        cfg = peft.LoraConfig(r=w.lora_rank, lora_alpha=2 * w.lora_rank,
+                              target_modules=targets[w.lora_targets],
+                              lora_dropout=LORA_DROPOUT if w.lora_dropout else 0.0,
+                              task_type="CAUSAL_LM")
+        # PEFT keeps adapters in fp32 (autocast_adapter_dtype); litgpt in the model dtype.
+        model = peft.get_peft_model(model, cfg, autocast_adapter_dtype=w.framework == "hf")
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    return model, torch.optim.AdamW(trainable, lr=1e-4), trainable
+
+
+def trace(w: Workload) -> TraceEstimate:
+    """Trace one training step of `w` (call `unsupported` first) and return its peak."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
+
+    why = unsupported(w)
+    if why:
+        raise ValueError(f"{w.name}: {why}")
+    start = time.perf_counter()
+    with _patched_for_fake(), FakeTensorMode():
+        model, opt, trainable = _build(w)
+        tracker = MemTracker()
+        # Global peak only: per-module bookkeeping (ModTracker user hooks) is ~10x slower and
+        # registers gradient hooks on frozen parameters, which fails under LoRA.
+        tracker._mod_tracker.register_user_hooks = lambda *a, **k: None
+        tracker.track_external(model, opt)
+        def grad_hook(p) -> None:  # gradients attributed as such, trainable parameters only
+            tracker._update_and_maybe_create_winfos(p.grad, _MemRefType.GRAD)
+
+        for p in trainable:
+            p.register_post_accumulate_grad_hook(grad_hook)
+        ids = torch.zeros(w.micro_batch, w.seq_len, dtype=torch.long)
+        autocast = torch.autocast("cpu", dtype=torch.bfloat16,
+                                  enabled=w.precision == "bf16-mixed")
+        with tracker:
+            with autocast:
+                loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        peak = tracker.get_tracker_snapshot("peak")
+    dev = next(iter(peak))
+    snap = {getattr(k, "value", str(k)): int(v) for k, v in peak[dev].items()}
+    total = snap.pop("Total")
+    return TraceEstimate(w.name, total, snap, time.perf_counter() - start)
