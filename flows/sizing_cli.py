@@ -22,7 +22,9 @@ from rich.table import Table
 from flows.config import max_age_days as config_max_age_days
 from flows.gpu_names import load_known_workloads, unknown_gpu
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from sizing import trace as trace_engine
 from sizing.compat import check as compat_check
+from sizing.fit import verdict as fit_verdict
 from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.rank_row import RankRow
@@ -107,13 +109,24 @@ def size(
     gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPU count")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
     data_dir: DataDir = None,  # size reads no prices; it takes the option as every command does
+    engine: Annotated[str, typer.Option(
+        "--engine", help="closed-form (default) or trace: also trace one training step on the "
+                         "CPU (needs gpuprices[trace])")] = "closed-form",
 ) -> None:
     """Memory per GPU with its breakdown, its verdict (fits / tight / no), tokens/s and hours
     for each workload."""
     if gpu and gpu not in gpu_models():
         err.print(f"[red]error:[/red] --gpu {escape(unknown_gpu(gpu))}")
         raise typer.Exit(2)
-    results = [size_one(w, gpu, gpus) for w in _load(workload_file)]
+    if engine not in ("closed-form", "trace"):
+        raise _fail(f"--engine must be closed-form or trace, got {escape(engine)}")
+    if engine == "trace" and not trace_engine.available():
+        raise _fail(escape(trace_engine.EXTRA_HINT))
+    workloads = _load(workload_file)
+    results = [size_one(w, gpu, gpus) for w in workloads]
+    if engine == "trace":
+        for w, r in zip(workloads, results, strict=True):
+            r["trace"] = trace_one(w, r)
     if as_json:
         typer.echo(json.dumps(results, indent=2))
         return
@@ -138,6 +151,36 @@ def size(
             console.print(f"    {escape(reason)}", highlight=False)
         for note in r["notes"]:
             console.print(f"  - {note}", highlight=False)
+        if "trace" in r:
+            _print_trace(r)
+
+
+def trace_one(w: Workload, r: dict[str, Any]) -> dict[str, Any]:
+    """The trace engine's estimate beside the closed-form one in `r` (a size_one object)."""
+    why = trace_engine.unsupported(w, r["gpus"])
+    if why:
+        return {"supported": False, "reason": why}
+    t = trace_engine.trace(w)
+    per_gpu = t.per_gpu_gb
+    return {"supported": True, "per_gpu_gb": round(per_gpu, 2),
+            "allocated_gb": round(t.allocated_gb, 2),
+            "verdict": fit_verdict(per_gpu, r["capacity_gb"], r["margin"]),
+            "difference_gb": round(per_gpu - r["per_gpu_gb"], 2),
+            "difference_pct": round((per_gpu / r["per_gpu_gb"] - 1) * 100, 1),
+            "peak_breakdown_gb": {k: round(v / 1e9, 3) for k, v in t.peak_breakdown.items()},
+            "seconds": round(t.seconds, 1)}
+
+
+def _print_trace(r: dict[str, Any]) -> None:
+    tr = r["trace"]
+    if not tr["supported"]:
+        console.print(f"  trace engine: not traced: {escape(tr['reason'])}", highlight=False)
+        return
+    console.print(
+        f"  trace engine: {tr['per_gpu_gb']:.2f} GB per GPU (traced peak {tr['allocated_gb']:.2f}"
+        f" + CUDA context) — {SIZE_VERDICTS[tr['verdict']]}; closed form {r['per_gpu_gb']:.2f}"
+        f" GB, difference {tr['difference_gb']:+.2f} GB ({tr['difference_pct']:+.1f}%),"
+        f" traced in {tr['seconds']:.0f} s", highlight=False)
 
 
 def _data_dir(data_dir: Path | None) -> Path:

@@ -76,7 +76,8 @@ def available() -> bool:
 def unsupported(w: Workload, gpus: int = 1) -> str | None:
     """Why the trace engine cannot estimate this workload, or None when it can."""
     if w.method not in ("lora", "full"):
-        return f"method {w.method}: bitsandbytes kernels are CUDA-only, a CPU trace cannot run them"
+        return (f"method {w.method}: bitsandbytes kernels are CUDA-only, a CPU trace cannot "
+                "run them")
     if gpus > 1 or w.sharding != "none" or max(
             w.tensor_parallel, w.pipeline_parallel, w.context_parallel) > 1:
         return ("multi-GPU: sharding and parallelism are not traced (the FSDP tracker needs "
