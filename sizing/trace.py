@@ -113,7 +113,9 @@ def hf_config(a: Architecture):
         cls = tf.Qwen2Config if family == "qwen2" else tf.LlamaConfig  # Qwen2: q/k/v bias
         return cls(num_key_value_heads=a.num_kv_heads, head_dim=a.head_dim, **common)
     if family == "phi":  # phi-1.5: parallel attention + GELU MLP, partial rotary
-        return tf.PhiConfig(**common)
+        # tanh GELU as one op (litgpt: gelu_approximate="tanh"; HF phi-1_5 config "gelu_new",
+        # the same function written as 8 elementwise ops that each save a copy for backward)
+        return tf.PhiConfig(hidden_act="gelu_pytorch_tanh", **common)
     # GPT-NeoX (StableLM-Alpha): parallel residual, GELU MLP
     return tf.GPTNeoXConfig(**common)
 
