@@ -161,8 +161,14 @@ def _build(w: Workload):
                               target_modules=targets[w.lora_targets],
                               lora_dropout=LORA_DROPOUT if w.lora_dropout else 0.0,
                               task_type="CAUSAL_LM")
-        # PEFT keeps adapters in fp32 (autocast_adapter_dtype); litgpt in the model dtype.
+        # PEFT keeps adapters in fp32 (autocast_adapter_dtype) and casts each targeted layer's
+        # input to fp32 for them; litgpt keeps adapters in the model dtype. PEFT's own cast to
+        # the base layer's dtype goes through Module.to, which is a no-op here: done by hand.
         model = peft.get_peft_model(model, cfg, autocast_adapter_dtype=w.framework == "hf")
+        if w.framework != "hf":
+            for p in model.parameters():
+                if p.requires_grad:
+                    p.data = p.data.to(dtype)
     trainable = [p for p in model.parameters() if p.requires_grad]
     return model, torch.optim.AdamW(trainable, lr=1e-4), trainable
 
