@@ -1,7 +1,8 @@
-"""The trace engine (opt-in, `gpuprices size --engine trace`): peak memory of one real training
-step (forward, loss, backward, AdamW step) of a Hugging Face model built from the workload's
-architecture, traced on the CPU under FakeTensorMode by PyTorch's MemTracker. No weights are
-downloaded, no GPU is used, fake tensors hold no data (docs/sizing.md, "The trace engine").
+"""The trace engine (opt-in, `gpuprices size --engine trace`): peak memory of a real training
+step (forward, loss, backward, AdamW step; the second, when the optimizer states exist) of a
+Hugging Face model built from the workload's architecture, traced on the CPU under
+FakeTensorMode by PyTorch's MemTracker. No weights are downloaded, no GPU is used, fake
+tensors hold no data (docs/sizing.md, "The trace engine").
 
 torch, transformers and peft are the optional extra `gpuprices[trace]` (~200 MB for the CPU
 build of torch). They are imported inside the functions that trace, never at this module's
@@ -185,25 +186,31 @@ def trace(w: Workload) -> TraceEstimate:
     start = time.perf_counter()
     with _patched_for_fake(), FakeTensorMode():
         model, opt, trainable = _build(w)
+        ids = torch.zeros(w.micro_batch, w.seq_len, dtype=torch.long)
+
+        def step() -> None:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=w.precision == "bf16-mixed"):
+                loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+
+        # One step untracked first: AdamW creates its states in the first step, so only from
+        # the second on do they coexist with activations and gradients (the steady-state peak).
+        step()
         tracker = MemTracker()
         # Global peak only: per-module bookkeeping (ModTracker user hooks) is ~10x slower and
         # registers gradient hooks on frozen parameters, which fails under LoRA.
         tracker._mod_tracker.register_user_hooks = lambda *a, **k: None
         tracker.track_external(model, opt)
+
         def grad_hook(p) -> None:  # gradients attributed as such, trainable parameters only
             tracker._update_and_maybe_create_winfos(p.grad, _MemRefType.GRAD)
 
         for p in trainable:
             p.register_post_accumulate_grad_hook(grad_hook)
-        ids = torch.zeros(w.micro_batch, w.seq_len, dtype=torch.long)
-        autocast = torch.autocast("cpu", dtype=torch.bfloat16,
-                                  enabled=w.precision == "bf16-mixed")
         with tracker:
-            with autocast:
-                loss = model(input_ids=ids, labels=ids).loss
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
+            step()
         peak = tracker.get_tracker_snapshot("peak")
     dev = next(iter(peak))
     snap = {getattr(k, "value", str(k)): int(v) for k, v in peak[dev].items()}
