@@ -31,6 +31,7 @@ from sizing.rank_row import RankRow
 from sizing.throughput import efficiency_assumed_note, estimate_throughput
 from sizing.workload import Workload, WorkloadError
 from spiders import registry
+from warehouse import db
 from warehouse.gpus import gpu_models
 
 SIZE_VERDICTS = {
@@ -202,8 +203,7 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
             if not row or row[0] is None:
                 raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
             date = row[0]
-        if max_age_days is None:
-            max_age_days = con.execute("SELECT default_max_age_days()").fetchone()[0]
+        max_age_days = db.age_limit(con, max_age_days)
         # In a fixed order, so that equal costs always come out the same way round.
         cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL",
                           [date, currency, max_age_days])
@@ -241,16 +241,16 @@ def _date_option(date: str | None) -> dt.date | None:
         raise _fail(f"--date {date!r} is not YYYY-MM-DD") from None
 
 
-def _offers_or_exit(db: Path, day: dt.date | None, currency: str, max_age_days: int | None
+def _offers_or_exit(db_path: Path, day: dt.date | None, currency: str, max_age_days: int | None
                     ) -> tuple[dt.date, list[dict], float | None]:
     """read_offers, or exit 2 saying why there is nothing to rank."""
-    problem = warehouse_problem(db)
+    problem = warehouse_problem(db_path)
     if problem:
         raise _fail(escape(problem))
     try:
-        day, offers, usd_factor = read_offers(db, day, currency, max_age_days)
+        day, offers, usd_factor = read_offers(db_path, day, currency, max_age_days)
     except (ValueError, duckdb.Error) as exc:
-        raise _fail(f"{db}: {exc}") from None
+        raise _fail(f"{db_path}: {exc}") from None
     if not offers:
         raise _fail(f"no offers on {day}")
     return day, offers, usd_factor

@@ -45,7 +45,7 @@ def age_limit(db_path: Path) -> int | None:
     except duckdb.Error:
         return None
     try:
-        return con.execute("SELECT default_max_age_days()").fetchone()[0]
+        return db.age_limit(con, None)
     except duckdb.Error:  # a warehouse made before the macro
         return None
     finally:

@@ -20,6 +20,7 @@ from reports.tables import Table
 from reports.weeks import iso_week, week_bounds
 from reports.workloads import choices_table, rank_for_report, workload_sections
 from sizing.workload import Workload
+from warehouse import db
 
 
 @dataclass
@@ -81,8 +82,7 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                        [currency]).fetchone()[0]:
         raise ValueError(f"no ECB rates for {currency} in fx_rates: load them first "
                          "(gpuprices report loads the archived ECB files)")
-    if max_age_days is None:
-        max_age_days = con.execute("SELECT default_max_age_days()").fetchone()[0]
+    max_age_days = db.age_limit(con, max_age_days)
     rep = Report(week=week, start=start, end=end, currency=currency,
                  generated_at=now or dt.datetime.now(dt.UTC), max_age_days=max_age_days)
     rep.workloads, notes = workload_sections(con, end, currency, workloads,

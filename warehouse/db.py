@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from warehouse.connection import compact, connect, query, transaction
 from warehouse.records import load_fx_rates, record_run
-from warehouse.schema import SQL_DIR, VIEWS, init_schema, refresh_views
+from warehouse.schema import SQL_DIR, VIEWS, age_limit, init_schema, refresh_views
 from warehouse.schema import table_type as _table_type
 from warehouse.store import load_lake, load_partition, rebuild_offer_points
 from warehouse.tables import RUN_STATUSES
@@ -31,6 +31,7 @@ __all__ = [
     "_table_type",
     "compact",
     "connect",
+    "age_limit",
     "init_schema",
     "load_fx_rates",
     "load_lake",

@@ -71,6 +71,14 @@ def table_type(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     return rows[0][0] if rows else None
 
 
+def age_limit(con: duckdb.DuckDBPyConnection, max_age_days: int | None) -> int:
+    """The age limit of "now" in days: the one given, else the warehouse's default
+    (staging/default_max_age_days.sql), so callers never restate the 14."""
+    if max_age_days is not None:
+        return max_age_days
+    return con.execute("SELECT default_max_age_days()").fetchone()[0]
+
+
 def _migrate_offers_table(con: duckdb.DuckDBPyConnection) -> str | None:
     """A warehouse from before the normalised store keeps its rows in a table `offers` (and
     derived history tables of an older shape). Move the table aside (returned, to be loaded
