@@ -196,7 +196,7 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
     `max_age_days`: default $GPUPRICES_MAX_AGE_DAYS, else the warehouse's), and the USD ->
     currency factor of that day for the cost constants (fx_factor; None without a rate)."""
     max_age_days = config_max_age_days(max_age_days)
-    con = duckdb.connect(str(db_path), read_only=True)
+    con = db.connect(db_path, read_only=True)
     try:
         if date is None:
             row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
