@@ -26,6 +26,11 @@ Parser = Callable[[bytes, CaptureMeta], list[Offer]]
 # What a provider is, for readers of the report and for later provider kinds: a hyperscaler sells
 # GPUs among every other cloud product (many regions, reservations); a GPU cloud sells mainly GPUs.
 KINDS = ("hyperscaler", "gpu_cloud")
+# Where the GPUs come from, so a report compares like with like: "own" runs its own data centres
+# (one price per SKU, one operator to hold to an SLA); "marketplace" lists many independent hosts'
+# offers for the same GPU at different prices; "reseller" sells capacity it rents from data-centre
+# partners under its own price list.
+SUPPLIES = ("own", "marketplace", "reseller")
 PACKAGE = "spiders.providers"
 
 
@@ -43,6 +48,7 @@ class Provider:
     id: str  # as in warehouse.contract.PROVIDERS, the WARC file name and the lake partition
     name: str  # as the provider writes it, for tables and the report
     kind: str  # one of KINDS
+    supply: str  # one of SUPPLIES
     source: str  # module of the fetch plan: start_requests(env) and optionally follow(capture)
     parser: str  # module of parse(body, meta), and optionally wants(meta), postprocess(...)
     parser_helpers: tuple[str, ...] = ()  # further modules the parser is split into
@@ -54,6 +60,9 @@ class Provider:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"{self.id}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if self.supply not in SUPPLIES:
+            raise ValueError(f"{self.id}: supply {self.supply!r} is not one of "
+                             f"{', '.join(SUPPLIES)}")
 
 
 @cache

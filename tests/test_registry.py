@@ -35,6 +35,7 @@ def test_declaration(provider):
     decl = registry.declaration(provider)
     assert decl.id == provider
     assert decl.name and decl.kind in registry.KINDS
+    assert decl.supply in registry.SUPPLIES
     own = f"{registry.PACKAGE}.{provider}."
     modules = [decl.source, decl.parser, *decl.parser_helpers]
     modules += [decl.history] if decl.history else []

@@ -6,6 +6,7 @@ PROVIDER = Provider(
     id="aws",
     name="AWS",
     kind="hyperscaler",
+    supply="own",
     source="spiders.providers.aws.source",
     parser="spiders.providers.aws.parser",
     parser_helpers=("spiders.providers.aws.offer_file", "spiders.providers.aws.offer_stream",

@@ -6,6 +6,7 @@ PROVIDER = Provider(
     id="azure",
     name="Azure",
     kind="hyperscaler",
+    supply="own",
     source="spiders.providers.azure.source",
     parser="spiders.providers.azure.parser",
     history="spiders.providers.azure.history",

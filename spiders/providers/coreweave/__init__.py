@@ -6,6 +6,7 @@ PROVIDER = Provider(
     id="coreweave",
     name="CoreWeave",
     kind="gpu_cloud",
+    supply="own",
     source="spiders.providers.coreweave.source",
     parser="spiders.providers.coreweave.parser",
     wayback_urls=(

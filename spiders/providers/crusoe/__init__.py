@@ -6,6 +6,7 @@ PROVIDER = Provider(
     id="crusoe",
     name="Crusoe",
     kind="gpu_cloud",
+    supply="own",
     source="spiders.providers.crusoe.source",
     parser="spiders.providers.crusoe.parser",
     wayback_urls=(

@@ -7,6 +7,7 @@ PROVIDER = Provider(
     id="gcp",
     name="Google Cloud",
     kind="hyperscaler",
+    supply="own",
     source="spiders.providers.gcp.source",
     parser="spiders.providers.gcp.parser",
     parser_helpers=("spiders.providers.gcp.billing", "spiders.providers.gcp.machines"),

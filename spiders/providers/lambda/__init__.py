@@ -7,6 +7,7 @@ PROVIDER = Provider(
     id="lambda",
     name="Lambda",
     kind="gpu_cloud",
+    supply="own",
     source="spiders.providers.lambda.source",
     parser="spiders.providers.lambda.parser",
     # Each row prices one instance shape (1x..8x), so no per-GPU node shapes are needed.

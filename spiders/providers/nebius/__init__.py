@@ -6,6 +6,7 @@ PROVIDER = Provider(
     id="nebius",
     name="Nebius",
     kind="gpu_cloud",
+    supply="own",
     source="spiders.providers.nebius.source",
     parser="spiders.providers.nebius.parser",
     wayback_urls=(

@@ -6,6 +6,10 @@ PROVIDER = Provider(
     id="runpod",
     name="Runpod",
     kind="gpu_cloud",
+    # Runpod's docs: Secure Cloud runs "in T3/T4 data centers operated by trusted partners",
+    # Community Cloud on vetted individual hosts, both under Runpod's one price list
+    # (https://docs.runpod.io/pods/choose-a-pod, "Secure Cloud vs Community Cloud").
+    supply="reseller",
     source="spiders.providers.runpod.source",
     parser="spiders.providers.runpod.parser",
     wayback_urls=(
