@@ -13,6 +13,10 @@ write (first write and rewrite), SIGKILL during the DuckDB load (first load and 
 disk (ENOSPC) during the Parquet write and during the DuckDB load; then the run is repeated.
 A case survives when the rerun completes with no partial partition and no duplicate row.
 Rows lost = rows of the clean run missing from the warehouse after the rerun (must be 0).
+
+Operator probes (bench/fault_probes/): what a careful operator tried beyond the corpus - wrong
+prices, future-dated captures, a busy warehouse, slow webhooks, file access through `sql` - each
+on the real captures, counted as survived / rows lost / wrong prices loaded.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 import duckdb  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
+from bench.fault_probes import Probe, ProbeResult, probes  # noqa: E402
 from flows import pipeline  # noqa: E402
 from flows.config import Settings  # noqa: E402
 from spiders.importer import import_capture, parse_timestamp  # noqa: E402
@@ -159,12 +164,33 @@ def main() -> int:
               f"expected {r['expected']} rows, after the fault {r['after_fault']} "
               f"(partial partition: {r['partial_partition']}), after the rerun {r['loaded']} "
               f"(duplicates {r['duplicates']}, lost {r['rows_lost']})")
-    tried = len(corpus) + len(crashes)
-    survived = sum(c.survived for c in corpus) + sum(r["survived"] for r in crashes)
-    lost = sum(r["rows_lost"] for r in crashes)
-    print(f"\nTOTAL: {tried} cases tried, {survived} survived, rows lost: {lost} "
-          f"({time.monotonic() - t0:.1f} s)")
-    return 0 if lost == 0 and all(r["survived"] for r in crashes) else 1
+    probed = run_probes()
+    tried = len(corpus) + len(crashes) + len(probed)
+    survived = (sum(c.survived for c in corpus) + sum(r["survived"] for r in crashes)
+                + sum(r.survived for _, r in probed))
+    lost = sum(r["rows_lost"] for r in crashes) + sum(r.rows_lost for _, r in probed)
+    wrong = sum(r.wrong_loaded for _, r in probed)
+    print(f"\nTOTAL: {tried} cases tried, {survived} survived, rows lost: {lost}, "
+          f"wrong prices loaded: {wrong} ({time.monotonic() - t0:.1f} s)")
+    ok = lost == 0 and wrong == 0 and all(r["survived"] for r in crashes)
+    return 0 if ok and all(r.survived for _, r in probed) else 1
+
+
+def run_probes() -> list[tuple[Probe, ProbeResult]]:
+    found = probes()
+    print(f"operator probes: {len(found)}")
+    results = []
+    for probe in found:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                res = probe.run(Path(tmp))
+            except Exception as exc:  # a probe that crashes is a case not survived, not a crash
+                res = ProbeResult(False, detail=f"probe raised {type(exc).__name__}: {exc}")
+        results.append((probe, res))
+        print(f"  item {probe.item:5s} {probe.name:40s} "
+              f"{'survived' if res.survived else 'FAILED':8s} lost {res.rows_lost} "
+              f"wrong {res.wrong_loaded}  {res.detail}")
+    return results
 
 
 if __name__ == "__main__":
