@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Annotated
 
+import duckdb
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -213,16 +214,27 @@ def nightly(
 
 @app.command()
 def sql(
-    query: Annotated[str, typer.Argument(help="SQL against warehouse.duckdb (read-only).")],
+    query: Annotated[str, typer.Argument(help="One SQL statement against warehouse.duckdb "
+                                           "(read-only; no file, network or extension access).")],
     data_dir: DataDir = None,
     limit: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
 ) -> None:
-    """Run a query against the warehouse and print the result as a table."""
+    """Run one query against the warehouse and print the result as a table. It can read the
+    warehouse and nothing else: no writes, no files (COPY, read_csv), no INSTALL, no SET."""
     settings = settings_from(data_dir)
     if not settings.db_path.exists():
         err.print(warehouse_problem(settings.db_path), highlight=False, markup=False)
         raise typer.Exit(2)
-    con = db.connect(settings.db_path, read_only=True)
+    try:
+        statements = len(duckdb.extract_statements(query))
+    except duckdb.Error as exc:
+        err.print(f"query failed: {exc}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    if statements != 1:
+        err.print(f"one statement at a time, please (got {statements})", highlight=False,
+                  markup=False)
+        raise typer.Exit(2)
+    con = db.connect(settings.db_path, read_only=True, config=db.QUERY_ONLY)
     try:
         cur = con.execute(query)
         names = [d[0] for d in cur.description] if cur.description else []
@@ -352,7 +364,11 @@ for _module in (ops_cli, sizing_cli, report_cli):
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except db.WarehouseBusy as exc:  # a load holds the file: a state to wait out, not a crash
+        err.print(str(exc), highlight=False, markup=False)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

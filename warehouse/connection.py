@@ -14,11 +14,36 @@ import duckdb
 import pyarrow as pa
 
 
-def connect(db_path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (creating the folder if needed) the warehouse file; ':memory:' works for tests."""
+class WarehouseBusy(duckdb.IOException):
+    """Another process holds the warehouse file (DuckDB allows one writing process, and no
+    reader beside it): a load is running. Try again when it finishes."""
+
+
+# For queries a person types (`gpuprices sql`): no file, network or extension access (COPY … TO,
+# read_text('/etc/passwd'), INSTALL, ATTACH all refuse) and no SET that could turn it back on.
+# Settings: https://duckdb.org/docs/stable/configuration/overview ("enable_external_access",
+# "lock_configuration"); https://duckdb.org/docs/stable/operations_manual/securing_duckdb/overview
+QUERY_ONLY = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+
+
+def connect(db_path: Path | str, read_only: bool = False,
+            config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+    """Open (creating the folder if needed) the warehouse file; ':memory:' works for tests.
+    Raises WarehouseBusy when another process holds the file."""
     if str(db_path) != ":memory:" and not read_only:
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    return duckdb.connect(str(db_path), read_only=read_only)
+    try:
+        return duckdb.connect(str(db_path), read_only=read_only, config=config or {})
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        raise WarehouseBusy(f"the warehouse {db_path} is busy: another process (a load) holds "
+                            f"it; try again when it has finished ({exc})") from exc
 
 
 @contextmanager

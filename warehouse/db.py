@@ -15,7 +15,7 @@ the loads look it up), not a name here.
 
 from __future__ import annotations
 
-from warehouse.connection import compact, connect, query, transaction
+from warehouse.connection import QUERY_ONLY, WarehouseBusy, compact, connect, query, transaction
 from warehouse.records import load_fx_rates, record_run
 from warehouse.schema import SQL_DIR, VIEWS, age_limit, init_schema, refresh_views
 from warehouse.schema import table_type as _table_type
@@ -31,6 +31,8 @@ __all__ = [
     "_table_type",
     "compact",
     "connect",
+    "QUERY_ONLY",
+    "WarehouseBusy",
     "age_limit",
     "init_schema",
     "load_fx_rates",
