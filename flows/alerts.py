@@ -200,6 +200,15 @@ def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) 
     return "\n".join(lines) + "\n"
 
 
+def slack_text(text: str) -> str:
+    """Provider text made inert in a Slack message: `<!channel>` must not ping a channel and
+    `<http://…|label>` must not hide a link. Slack's "Formatting text for app surfaces" says to
+    escape exactly these three characters as HTML entities ("Escaping text",
+    https://api.slack.com/reference/surfaces/formatting#escaping); & first, so the entities of
+    the other two are not escaped again."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | None = None
                   ) -> dict | None:
     """The Slack-compatible webhook JSON, or None when there is nothing to alert on."""
@@ -210,15 +219,16 @@ def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | 
             stale = (f" (stale: serving {r.stale_since}, {r.stale_days} days old)"
                      if r.stale_since else "")
             sections.append(f"*FAILED* {r.provider} {r.snapshot_date or ''}{stale}: "
-                            + redact(r.message))
+                            + slack_text(redact(r.message)))
     for r in results:
         if r.status == "degraded" and r.degraded:
-            sections.append(f"*DEGRADED* {r.provider} {r.snapshot_date}: {r.degraded}")
+            sections.append(f"*DEGRADED* {r.provider} {r.snapshot_date}: "
+                            + slack_text(r.degraded))
     big = [(p, m) for p, m in _moves(results) if abs(m.pct) >= threshold]
     big.sort(key=lambda pm: -abs(pm[1].pct))
     for p, m in big:
         held = " (quarantined, not loaded)" if m.quarantined else ""
-        sections.append(f"*MOVE* {p} {m.describe()}{held}")
+        sections.append(f"*MOVE* {p} {slack_text(m.describe())}{held}")
     if not sections:
         return None
     head = (f"gpuprices run {run_id}: {sum(r.status == 'failed' for r in results)} failed, "

@@ -158,3 +158,26 @@ def test_no_webhook_no_payload_when_nothing_happened():
     assert alerts.alert_payload("r", [ok], threshold_pct=20) is None
     ok.moves = [gates.Move(small.ident, 1.0, 1.25, small.old_date, "USD")]
     assert "*MOVE*" in json.dumps(alerts.alert_payload("r", [ok], threshold_pct=20))
+
+
+def test_provider_text_cannot_ping_a_channel_or_hide_a_link_in_slack():
+    # A reply quoted into an error, a degraded reason and a SKU name, each carrying Slack's
+    # control sequences: a channel ping and a link whose label hides where it goes.
+    evil = "<!channel> see <http://evil.example/|runpod.io> & <@U123>"
+    failed = DayResult(provider="runpod", snapshot_date=dt.date(2026, 10, 4), status="failed",
+                       errors=[f"runpod: unexpected reply: {evil}"])
+    degraded = DayResult(provider="lambda", snapshot_date=dt.date(2026, 1, 9), status="degraded")
+    degraded.degraded = evil
+    moved = DayResult(provider="crusoe", snapshot_date=dt.date(2026, 10, 4), rows=6)
+    ident = identity.from_record({"provider": "crusoe", "sku": evil, "region": "us-east",
+                                  "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
+                                  "pricing_model": "on_demand", "currency": "USD"})
+    moved.moves = [gates.Move(ident, 1.0, 2.0, dt.date(2026, 10, 3), "USD")]
+    payload = alerts.alert_payload("r", [failed, degraded, moved], threshold_pct=20)
+    texts = [b["text"]["text"] for b in payload["blocks"]]
+    assert len(texts) == 4  # head, failed, degraded, move
+    for text in texts[1:]:
+        assert "<" not in text and ">" not in text.replace("&gt;", "")
+        assert "&lt;!channel&gt;" in text and "&lt;http://evil.example/|runpod.io&gt;" in text
+        assert "&amp; &lt;@U123&gt;" in text  # & escaped once, before the entities
+    assert "*FAILED* runpod" in texts[1] and "*MOVE* crusoe" in texts[3]  # our own bold kept
