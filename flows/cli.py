@@ -283,7 +283,11 @@ def import_capture(
     """Wrap an existing capture into the raw archive under its original URL and date."""
     settings = settings_from(None, archive)
     if manifest:
-        done = import_manifest(settings.archive_root, manifest)
+        try:
+            done = import_manifest(settings.archive_root, manifest)
+        except (ValueError, OSError) as exc:
+            err.print(f"manifest refused: {exc}", highlight=False, markup=False)
+            raise typer.Exit(2) from None
         added = sum(1 for _, new in done if new)
         console.print(f"{added} captures archived, {len(done) - added} already there")
         return

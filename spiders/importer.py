@@ -9,6 +9,11 @@ import hashlib
 from pathlib import Path
 
 from spiders.archive import Capture, append_captures, archive_path, read_captures
+from spiders.sources import ecb
+from warehouse.contract import PROVIDERS
+
+# What may name an archive file: the offer providers and the ECB rates archived beside them.
+ARCHIVE_NAMES = (*PROVIDERS, ecb.PROVIDER)
 
 MANIFEST_FIELDS = ("file", "provider", "url", "captured_at", "method", "origin")
 _TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8",
@@ -30,7 +35,10 @@ def import_capture(archive_root: Path, file: Path, provider: str, url: str,
                    request_body: bytes | None = None, origin: str | None = None,
                    content_type: str | None = None) -> tuple[Path, bool]:
     """Archive one file as a capture. Returns (archive file, whether it was added): the same
-    bytes of the same URL at the same time are not archived twice."""
+    bytes of the same URL at the same time are not archived twice. The provider must be a known
+    id: it names the archive file, so anything else could write outside the archive."""
+    if provider not in ARCHIVE_NAMES:
+        raise ValueError(f"unknown provider {provider!r} (known: {', '.join(ARCHIVE_NAMES)})")
     body = Path(file).read_bytes()
     sha = hashlib.sha256(body).hexdigest()
     path = archive_path(archive_root, provider, captured_at.astimezone(dt.UTC).date())
@@ -49,9 +57,11 @@ def import_capture(archive_root: Path, file: Path, provider: str, url: str,
 def import_manifest(archive_root: Path, manifest: Path, base: Path | None = None
                     ) -> list[tuple[Path, bool]]:
     """Import every row of a manifest CSV (file, provider, url, captured_at, method, origin and
-    optionally request_body); file paths are relative to `base` (default: the manifest's repo)."""
+    optionally request_body); file paths are relative to `base` (default: the manifest's repo).
+    A manifest is data that may come from elsewhere: an absolute file path, or one that leads
+    out of `base` (`../../etc/passwd`), is refused with its line, before anything is archived."""
     manifest = Path(manifest)
-    base = base or manifest.resolve().parent.parent
+    base = (base or manifest.resolve().parent.parent).resolve()
     done = []
     with manifest.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
@@ -59,6 +69,13 @@ def import_manifest(archive_root: Path, manifest: Path, base: Path | None = None
         missing = [f for f in ("file", "provider", "url", "captured_at") if not row.get(f)]
         if missing:
             raise ValueError(f"{manifest}:{i}: missing {', '.join(missing)}")
+        if row["provider"] not in ARCHIVE_NAMES:
+            raise ValueError(f"{manifest}:{i}: unknown provider {row['provider']!r}")
+        if Path(row["file"]).is_absolute() or not (base / row["file"]).resolve().is_relative_to(
+                base):
+            raise ValueError(f"{manifest}:{i}: file {row['file']!r} is not a relative path "
+                             f"inside {base}")
+    for row in rows:
         body = row.get("request_body") or None
         done.append(import_capture(
             archive_root, base / row["file"], row["provider"], row["url"],
