@@ -83,11 +83,24 @@ def render_markdown(rep: Report) -> str:
     return "\n".join(out)
 
 
+# A text cell a spreadsheet would read as a formula (a provider's SKU "=HYPERLINK(…)"), per
+# OWASP's CSV Injection guidance (https://owasp.org/www-community/attacks/CSV_Injection): a
+# leading =, +, -, @, tab or carriage return is prefixed with a single quote, which spreadsheets
+# read as "text". Numbers are written as numbers (a negative price change stays -12.5).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(text: str) -> str:
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def _csv_value(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
         return ""
     if isinstance(v, set):
-        return ";".join(sorted(v))
+        return _inert(";".join(sorted(v)))
+    if isinstance(v, str):
+        return _inert(v)
     return "" if v is None else v
 
 
