@@ -1,0 +1,20 @@
+"""Hyperbolic: the anonymous on-demand rental-options API, a marketplace of suppliers' machines."""
+
+from spiders.registry import Provider
+
+PROVIDER = Provider(
+    id="hyperbolic",
+    name="Hyperbolic",
+    kind="gpu_cloud",
+    # Hyperbolic's GPU marketplace rents "GPUs from a global network of suppliers" (app.hyperbolic
+    # .ai "Rent GPUs"; docs.hyperbolic.xyz, "GPU Marketplace"); the API names each option's
+    # supplier cost beside the customer price (providerCostPerHourCents).
+    supply="marketplace",
+    source="spiders.providers.hyperbolic.source",
+    parser="spiders.providers.hyperbolic.parser",
+    wayback_urls=(
+        "https://app.hyperbolic.ai/rent",  # the logged-out GPU page that calls the API
+        "https://hyperbolic.ai/pricing",
+    ),
+    # Each option is priced whole (gpuCount GPUs): no node shapes.
+)
