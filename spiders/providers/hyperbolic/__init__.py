@@ -6,9 +6,10 @@ PROVIDER = Provider(
     id="hyperbolic",
     name="Hyperbolic",
     kind="gpu_cloud",
-    # Hyperbolic's GPU marketplace rents "GPUs from a global network of suppliers" (app.hyperbolic
-    # .ai "Rent GPUs"; docs.hyperbolic.xyz, "GPU Marketplace"); the API names each option's
-    # supplier cost beside the customer price (providerCostPerHourCents).
+    # Hyperbolic rents suppliers' machines on its GPU marketplace: the rental-options answer
+    # names each option's supplier cost beside the customer price (providerCostPerHourCents,
+    # ../shared/PROVIDERS_MORE.md, Hyperbolic), and one GPU model is offered at different
+    # prices by region and machine.
     supply="marketplace",
     source="spiders.providers.hyperbolic.source",
     parser="spiders.providers.hyperbolic.parser",

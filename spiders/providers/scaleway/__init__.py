@@ -6,8 +6,8 @@ PROVIDER = Provider(
     id="scaleway",
     name="Scaleway",
     kind="gpu_cloud",
-    # Scaleway operates its own data centres in Paris, Amsterdam and Warsaw (scaleway.com,
-    # "Our data centers"; DC5 Paris hosts its GPU clusters).
+    # Scaleway (Iliad group) runs its own data centres in the Paris region and rents its own
+    # Instance types from one price list (scaleway.com, "Data centers"; Instance API catalog).
     supply="own",
     source="spiders.providers.scaleway.source",
     parser="spiders.providers.scaleway.parser",

@@ -1,10 +1,11 @@
 """Scaleway: the Instance API catalog `{"servers": {"<type>": {...}}}`.
 
 One price: `hourly_price` is EUR per NODE-hour for `gpu` GPUs. There is no currency field: EUR
-is Scaleway's billing currency ("All prices are in euros", scaleway.com/en/pricing), so rows
-are written in EUR and the warehouse converts them (warehouse/sql/staging/fx_factor.sql, the
-ECB rate of the day). `make_offer` derives the per-GPU price from gpu_count. `monthly_price` is
-`hourly_price` x 730, a display figure, not a commitment tier: kept in extra only.
+is Scaleway's billing currency (../shared/PROVIDERS_MORE.md, Scaleway; its pricing pages quote
+euros), so rows are written in EUR and the warehouse converts them
+(warehouse/sql/staging/fx_factor.sql, the ECB rate of the day). `make_offer` derives the
+per-GPU price from gpu_count. `monthly_price` is `hourly_price` x 730, a display figure, not a
+commitment tier: kept in extra only.
 
 Traps (../shared/PROVIDERS_MORE.md, Scaleway): CPU types (`gpu` 0, `gpu_info` null) are skipped;
 `gpu_memory` and `ram` are bytes (85899345920 = 80 GiB); a non-null `mig_profile` would be a GPU

@@ -26,8 +26,9 @@ BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 LIMIT = 64
 
 # Vast's own `gpu_name` spellings. Seen in recorded answers: "H100 SXM", "H200 NVL", "B300"
-# (tests/fixtures/raw/vast/); the others are the names of the same list in Vast's console GPU
-# filter. A name with no rentable offer answers an empty book, which the parser reports.
+# (tests/fixtures/raw/vast/). The others follow the same spelling and are unconfirmed until a live
+# night reads them: a name Vast does not know, or one with no rentable offer, answers an empty
+# book, which the parser reports as that page's error naming the GPU name.
 GPU_NAMES = (
     "H100 SXM", "H100 PCIE", "H100 NVL", "H200", "H200 NVL", "B200", "B300",
     "A100 SXM4", "A100 PCIE", "L40S", "RTX 4090", "RTX 5090",
