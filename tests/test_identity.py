@@ -157,12 +157,16 @@ def test_rows_told_apart_by_a_variant_key_are_two_offers_for_gates_and_warehouse
 
 # Providers whose captures list one SKU several times, told apart by variant keys; and the
 # variants each must show, so the test keeps exercising them.
-PROVIDERS = ("azure", "lambda", "nebius", "runpod", "gcp")
+PROVIDERS = ("azure", "lambda", "nebius", "runpod", "gcp", "vast", "hyperbolic", "together")
 EXPECTED_VARIANTS = {
     "azure": {"", "Spot", "Low Priority"},
     "lambda": {"|On-demand"},
     "nebius": {"", "||from"},
     "gcp": {"", "|||dws_flex_start", "|||resource_cud", "|||flexible_cud"},
+    # marketplace books (spiders/marketplace.py): three figures of one book, three offers
+    "vast": {"|||||min", "|||||p25", "|||||median"},
+    "hyperbolic": {"|||||min", "|||||p25", "|||||median"},
+    "together": {"", "Reserved 7-30 days", "Reserved 31-90 days", "Reserved 91-180 days"},
 }
 
 

@@ -28,6 +28,11 @@ is a price change (identity VERSION 3). Each key, and which providers' parsers s
   held back the second of each pair as a duplicate of the first.
 - `offer_key`: no parser sets it today; it is the key a parser author sets when a provider lists
   two rows the keys above do not tell apart (docs/warehouse.md).
+- `market_stat`: which figure of a marketplace's book a row is (`min`, `p25`, `median`;
+  spiders/marketplace.py, used by the Vast.ai and Hyperbolic parsers). Stays: the lowest and the
+  median of one book are two figures, not one price listed twice. Appended last, so every
+  variant stored before it is unchanged (its value is '' there and trailing '|' are removed):
+  no identity moves, VERSION stays.
 
 `extra.variant`, which the gates once read too, is not a key: no parser ever set it, and the
 warehouse column of that name is built from the keys above.
@@ -80,6 +85,7 @@ VERSION = 3
 COLUMNS = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
            "commitment_months", "effective_from", "currency")
 VARIANT_KEYS = ("provider_term", "tier", "price_kind", "gcp_model", "offer_key")
+VARIANT_KEYS += ("market_stat",)  # appended: stored variants keep their text (see above)
 
 # Which source's price stands when one provider-day lists an offer more than once (best first).
 SOURCE_PRECEDENCE = ("api", "spot_feed", "page", "history", "radar_diff", "derived")
@@ -105,6 +111,7 @@ class Identity(NamedTuple):
     price_kind: str | None
     gcp_model: str | None
     offer_key: str | None
+    market_stat: str | None
 
     @property
     def variant(self) -> str:

@@ -1,0 +1,21 @@
+"""Hyperbolic: the anonymous on-demand rental-options API, a marketplace of suppliers' machines."""
+
+from spiders.registry import Provider
+
+PROVIDER = Provider(
+    id="hyperbolic",
+    name="Hyperbolic",
+    kind="gpu_cloud",
+    # Hyperbolic rents suppliers' machines on its GPU marketplace: the rental-options answer
+    # names each option's supplier cost beside the customer price (providerCostPerHourCents,
+    # ../shared/PROVIDERS_MORE.md, Hyperbolic), and one GPU model is offered at different
+    # prices by region and machine.
+    supply="marketplace",
+    source="spiders.providers.hyperbolic.source",
+    parser="spiders.providers.hyperbolic.parser",
+    wayback_urls=(
+        "https://app.hyperbolic.ai/rent",  # the logged-out GPU page that calls the API
+        "https://hyperbolic.ai/pricing",
+    ),
+    # Each option is priced whole (gpuCount GPUs): no node shapes.
+)

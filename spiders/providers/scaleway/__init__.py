@@ -1,0 +1,19 @@
+"""Scaleway: the keyless Instance API product catalog (EUR per node-hour)."""
+
+from spiders.registry import Provider
+
+PROVIDER = Provider(
+    id="scaleway",
+    name="Scaleway",
+    kind="gpu_cloud",
+    # Scaleway (Iliad group) runs its own data centres in the Paris region and rents its own
+    # Instance types from one price list (scaleway.com, "Data centers"; Instance API catalog).
+    supply="own",
+    source="spiders.providers.scaleway.source",
+    parser="spiders.providers.scaleway.parser",
+    wayback_urls=(
+        "https://www.scaleway.com/en/pricing/gpu/",
+        "https://www.scaleway.com/en/pricing/",
+    ),
+    # Each row prices one Instance type (node) as sold, 1 to 8 GPUs: no node shapes needed.
+)
