@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe")
-PROVIDERS += ("verda", "hyperstack", "hotaisle", "voltagepark")
+PROVIDERS += ("verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean")
 PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
 
 OFFER_SCHEMA = pa.schema(
