@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import re
 
-from lxml import html as lxml_html
-
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, parse_price
+from spiders.parsers._util import el_text, html_tree, parse_price
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -91,24 +89,13 @@ def _offer(meta: CaptureMeta, cells: list[str], pricing_model: str,
 
 
 def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
-    text = decode_html(body, meta)
-    try:
-        tree = lxml_html.fromstring(text)
-    except (ValueError, lxml_html.etree.ParserError) as exc:
-        raise ParseError(PROVIDER, meta.url, f"HTML has no elements ({exc})") from exc
+    tree = html_tree(body, meta)
     found = [h for h in TIERS if tree.xpath("//h2[@id=$h]", h=h)]
     if not found:
         raise ParseError(PROVIDER, meta.url, "unknown layout: no GPU Droplet pricing heading "
                          f"(h2 id in {', '.join(TIERS)})")
-    offers = []
-    for heading_id in found:
-        pricing_model = TIERS[heading_id]
-        if pricing_model is None:
-            continue
-        for cells in _tier_rows(tree, heading_id):
-            o = _offer(meta, cells, pricing_model, heading_id)
-            if o is not None:
-                offers.append(o)
+    offers = [o for h in found if TIERS[h] is not None for cells in _tier_rows(tree, h)
+              if (o := _offer(meta, cells, TIERS[h], h)) is not None]
     if not offers:
         raise ParseError(PROVIDER, meta.url,
                          "GPU Droplet headings found but no row priced '$X per hour'")

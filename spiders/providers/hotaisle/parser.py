@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import re
 
-from lxml import html as lxml_html
-
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, parse_price
+from spiders.parsers._util import el_text, html_tree, parse_price
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -73,11 +71,7 @@ def _card_offers(card, meta: CaptureMeta, grandfathered: float | None) -> list[O
 
 
 def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
-    text = decode_html(body, meta)
-    try:
-        tree = lxml_html.fromstring(text)
-    except (ValueError, lxml_html.etree.ParserError) as exc:
-        raise ParseError(PROVIDER, meta.url, f"HTML has no elements ({exc})") from exc
+    tree = html_tree(body, meta)
     cards = _cards(tree)
     if not cards:
         raise ParseError(PROVIDER, meta.url,

@@ -106,11 +106,10 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
     offers = []
     for card, pricing_model in gpu_cards:
         heads = [_text(h) for h in card.css(".page-price_card_head_item")]
-        for row in card.css("div.page-price_card_row_item"):
-            cells = [_text(c) for c in row.xpath("./div")]
-            o = _row_offer(meta, pricing_model, heads, cells)
-            if o is not None:
-                offers.append(o)
+        rows = [[_text(c) for c in row.xpath("./div")]
+                for row in card.css("div.page-price_card_row_item")]
+        offers += [o for cells in rows
+                   if (o := _row_offer(meta, pricing_model, heads, cells)) is not None]
     if not offers:
         raise ParseError(PROVIDER, meta.url,
                          "GPU price cards found but no row has a $ price per hour")
