@@ -15,8 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
-PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe")
-PROVIDERS += ("vast", "hyperbolic", "oracle", "scaleway", "together")
+PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe",
+             "vast", "hyperbolic", "oracle", "scaleway", "together",
+             "verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean")
 PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
 
 OFFER_SCHEMA = pa.schema(

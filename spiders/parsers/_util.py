@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from lxml import html as lxml_html
+
 from spiders.parsers import ParseError
 from warehouse.contract import CaptureMeta
 
@@ -52,3 +54,12 @@ def decode_html(body: bytes, meta: CaptureMeta) -> str:
 def el_text(el: Any) -> str:
     """An lxml element's text with whitespace runs collapsed ('' for a missing element)."""
     return " ".join(el.text_content().split()) if el is not None else ""
+
+
+def html_tree(body: bytes, meta: CaptureMeta) -> Any:
+    """The body as an lxml HTML tree, or a ParseError naming the provider and URL."""
+    text = decode_html(body, meta)
+    try:
+        return lxml_html.fromstring(text)
+    except (ValueError, lxml_html.etree.ParserError) as exc:
+        raise ParseError(meta.provider, meta.url, f"HTML has no elements ({exc})") from exc
