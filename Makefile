@@ -50,7 +50,7 @@ run: setup
 
 test: setup chromium
 	$(BIN)/ruff check .
-	$(BIN)/pytest -rs
+	$(BIN)/pytest -rs -n auto
 
 bench: setup
 	$(BIN)/python bench/pipeline.py
