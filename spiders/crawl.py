@@ -7,7 +7,10 @@ one provider per process (the Twisted reactor cannot restart):
     python -m spiders.crawl --provider runpod --archive-root snapshots --summary out.json
 
 The summary JSON lists what was archived and what failed; the exit code is 0 when every request
-got an HTTP 200 answer, 1 otherwise.
+got an HTTP 200 answer, 1 otherwise. Scrapy settings to override come from `--settings` or, for
+crawls started by the nightly run, the GPUPRICES_CRAWL_SETTINGS environment variable (both JSON
+objects): e.g. a download handler that sends every request to the offline replay server
+(docs/operations.md, "The live path, offline").
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ CHROMIUM_ARGS = [
 ]
 SECRET_QUERY_KEYS = {"key", "api_key", "apikey", "token", "access_token", "signature", "sig"}
 SECRET_HEADERS = {"authorization", "x-api-key", "cookie"}
+SETTINGS_ENV = "GPUPRICES_CRAWL_SETTINGS"
 
 
 def redact_url(url: str, extra_keys: set[str] | None = None) -> str:
@@ -194,6 +198,9 @@ class ArchivingSpider(scrapy.Spider):
         if ("maxsize" in reason.lower() or "max size" in reason.lower()
                 or "Cancelling download" in reason):
             reason = f"response larger than the {spec.max_bytes or DEFAULT_MAX_BYTES} byte bound"
+        elif "DataLoss" in type(value).__name__:  # Scrapy's says nothing more than its name
+            reason = (f"{type(value).__name__}: the connection closed before the announced "
+                      "body length arrived (body cut short)")
         self.summary["errors"].append(
             {"url": self._public_url(spec), "error": redact_text(reason, self._secrets)})
 
@@ -243,10 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settings", help="JSON object of Scrapy settings to override")
     args = ap.parse_args(argv)
     logging.getLogger("scrapy").propagate = True
+    overrides = args.settings or os.environ.get(SETTINGS_ENV)
     summary = run_crawl(
         args.provider, args.archive_root,
         plan=load_plan(args.plan) if args.plan else None,
-        settings=json.loads(args.settings) if args.settings else None,
+        settings=json.loads(overrides) if overrides else None,
     )
     text = json.dumps(summary, indent=2)
     if args.summary:
