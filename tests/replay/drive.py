@@ -1,0 +1,149 @@
+"""Run providers' real fetch plans through the crawler against a replay server, and compare
+what the crawl archived with the direct replay of the archive."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from spiders.archive import Capture, latest_per_request, list_archives, read_captures
+from spiders.crawl import redact_url
+from spiders.importer import import_manifest
+from spiders.parsers import ParseError, parse_body, postprocess, wants
+from tests.replay.loopback import settings_json
+from tests.replay.server import Fault, Pager, ReplayIndex, ReplayServer, Seen
+from warehouse.contract import Offer
+
+ROOT = Path(__file__).resolve().parents[2]
+# Fields that say when and under which URL a capture was made, not what it says: a crawl made
+# now under a plan URL with a query differs from the archived capture in these only.
+CAPTURE_FIELDS = ("snapshot_date", "captured_at", "source_url")
+
+
+@dataclass
+class Crawl:
+    provider: str
+    exit_code: int
+    summary: dict
+    archive_root: Path
+
+    def captures(self) -> list[Capture]:
+        return [c for _, p, path in list_archives(self.archive_root) if p == self.provider
+                for c in read_captures(path)]
+
+
+def crawl_command(provider: str, archive_root: Path, summary: Path, settings: str) -> list[str]:
+    return [sys.executable, "-m", "spiders.crawl", "--provider", provider, "--archive-root",
+            str(archive_root), "--summary", str(summary), "--settings", settings]
+
+
+def crawl_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The crawl's environment: this one less the secrets and knobs a plan reads (so each
+    test says which it sets), with the project importable for the loopback handler."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("GOOGLE_CLOUD_API_KEY", "AWS_REGIONS")}
+    base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), base.get("PYTHONPATH")]))
+    return base | dict(env or {})
+
+
+def crawl_many(providers: Iterable[str], server: ReplayServer, work: Path,
+               env: Mapping[str, str] | None = None, timeout: float = 120,
+               **settings) -> dict[str, Crawl]:
+    """Crawl each provider in its own process (as the nightly run does), all at once."""
+    procs = {}
+    for p in providers:
+        root, out = work / p / "snapshots", work / p / "summary.json"
+        root.mkdir(parents=True, exist_ok=True)
+        cmd = crawl_command(p, root, out, settings_json(server.address, **settings))
+        procs[p] = (subprocess.Popen(cmd, cwd=ROOT, env=crawl_env(env),  # noqa: S603
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT), root, out)
+    crawls = {}
+    for p, (proc, root, out) in procs.items():
+        log, _ = proc.communicate(timeout=timeout)
+        if not out.exists():
+            raise AssertionError(f"{p}: crawler wrote no summary:\n{log.decode()[-2000:]}")
+        crawls[p] = Crawl(p, proc.returncode, json.loads(out.read_text()), root)
+    return crawls
+
+
+def crawl(provider: str, server: ReplayServer, work: Path,
+          env: Mapping[str, str] | None = None, **settings) -> Crawl:
+    return crawl_many([provider], server, work, env, **settings)[provider]
+
+
+def day_offers(provider: str, captures: list[Capture]) -> tuple[list[Offer], list[ParseError]]:
+    """Offers of captures parsed as `flows.pipeline.parse_archive` parses a day: each alone
+    (a parser refusing one page does not hide the others), then the provider's whole-day step."""
+    offers: list[Offer] = []
+    errors: list[ParseError] = []
+    for cap in captures:
+        meta = cap.meta()
+        if not wants(meta):
+            continue
+        try:
+            offers.extend(parse_body(cap.body, meta))
+        except ParseError as exc:
+            errors.append(exc)
+    return (postprocess(provider, offers, captures) if offers else offers), errors
+
+
+def comparable(offers: Iterable[Offer], ignore: tuple[str, ...] = ()) -> list[tuple]:
+    """Offers without their capture time and URL (and the `ignore` fields), sorted, for
+    comparing two replays."""
+    rows = []
+    skip = set(CAPTURE_FIELDS) | set(ignore)
+    for o in offers:
+        d = dataclasses.asdict(o)
+        rows.append(tuple((k, repr(v)) for k, v in d.items() if k not in skip))
+    return sorted(rows)
+
+
+def build_archive(root: Path) -> Path:
+    """The project's archive, built from snapshots/manifest.csv by the importer."""
+    import_manifest(root, ROOT / "snapshots" / "manifest.csv")
+    return root
+
+
+@dataclass
+class Night:
+    """A replayed live night: what the server saw and each provider's crawl."""
+
+    seen: list[Seen]
+    crawls: dict[str, Crawl]
+
+    def requests(self, provider: str) -> list[Seen]:
+        """The requests answered from (or missing from) this provider's part of the archive:
+        those the crawl archived or reported, by URL as the crawl recorded it."""
+        crawl = self.crawls[provider]
+        urls = {a["url"] for a in crawl.summary["archived"]} | {
+            e["url"] for e in crawl.summary["errors"]}
+        return [s for s in self.seen if redact_url(s.url) in urls
+                or (s.served is not None and s.served.provider == provider)]
+
+    def offers(self, provider: str) -> tuple[list[tuple], list[tuple]]:
+        """(offers parsed from what the crawl archived, offers parsed from the archived
+        captures the server replayed to it), comparable."""
+        live, _ = day_offers(provider, latest_per_request(self.crawls[provider].captures()))
+        served = [s.served for s in self.seen if s.served is not None
+                  and s.served.provider == provider and s.status == 200]
+        direct, _ = day_offers(provider, served)
+        return comparable(live), comparable(direct)
+
+
+def replay_night(archive_root: Path, work: Path, providers: Iterable[str],
+                 env: Mapping[str, str] | None = None,
+                 faults: Mapping[str, list[Fault]] | None = None,
+                 pagers: Mapping[str, Pager] | None = None, **settings) -> Night:
+    """Crawl the providers' real plans against a replay server of the archive."""
+    with ReplayServer(ReplayIndex(archive_root)) as server:
+        for url, fs in (faults or {}).items():
+            server.inject(url, *fs)
+        server.pagers.update(pagers or {})
+        crawls = crawl_many(providers, server, work, env, **settings)
+    return Night(list(server.seen), crawls)
