@@ -89,7 +89,7 @@ def cdx_digest(body: bytes) -> str:
     return base64.b32encode(hashlib.sha1(body).digest()).decode()  # noqa: S324 (CDX's own hash)
 
 
-def _cdx_key(url: str) -> tuple[str, str]:
+def cdx_key(url: str) -> tuple[str, str]:
     """CDX matches a URL without its scheme and a leading www."""
     p = _split(url)
     return (p.hostname or "").removeprefix("www."), p.path + (f"?{p.query}" if p.query else "")
@@ -171,12 +171,12 @@ class ReplayIndex:
 
     def _cdx(self, query: str) -> bytes:
         q = dict(urllib.parse.parse_qsl(query))
-        want = _cdx_key(q.get("url", ""))
+        want = cdx_key(q.get("url", ""))
         since = q.get("from", "")
         fields = q.get("fl", ",".join(CDX_FIELDS)).split(",")
         rows = []
         for (ts, url), cap in sorted(self.wayback.items()):
-            if _cdx_key(url) != want or ts < since.ljust(14, "0")[:14]:
+            if cdx_key(url) != want or ts < since.ljust(14, "0")[:14]:
                 continue
             rec = {"timestamp": ts, "original": url, "statuscode": str(cap.status),
                    "digest": cdx_digest(cap.body),
