@@ -16,16 +16,18 @@ from spiders.providers.gcp.source import SKUS
 from spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
 from tests.replay.drive import build_archive, comparable, day_offers, replay_night
 from tests.replay.pagers import AZURE_PRICES, azure_pages
-from tests.replay.server import Fault
-
-# A one-second download timeout stands for the crawler's 60 s; the retry policy is its own.
-TIMEOUT = {"DOWNLOAD_TIMEOUT": 1}
-TRIES = 1 + 3  # the first try and RETRY_TIMES (spiders/crawl.py)
-LAMBDA = "https://lambda.ai/pricing"
-NEBIUS = "https://nebius.com/prices"
-COREWEAVE = "https://www.coreweave.com/pricing"
-CRUSOE = "https://www.crusoe.ai/cloud/pricing"
-MANY = 99  # a fault that outlasts every retry
+from tests.replay.scenarios import (
+    COREWEAVE,
+    CRUSOE,
+    CUT_SHORT,
+    FAULT_NIGHT_ERRORS,
+    LAMBDA,
+    NEBIUS,
+    TIMEOUT,
+    TRIES,
+    fault_night,
+    timeout_error,
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,17 +37,8 @@ def archive(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def night(archive, tmp_path_factory):
-    faults = {
-        GRAPHQL_URL: [Fault("status", 429, retry_after=1, times=2)],
-        PRICING_URL: [Fault("truncate", times=1)],
-        CRUSOE: [Fault("status", 503, times=MANY)],
-        LAMBDA: [Fault("hang", times=MANY)],
-        NEBIUS: [Fault("slow", times=MANY, interval=0.4)],
-        COREWEAVE: [Fault("truncate", times=MANY)],
-    }
-    return replay_night(archive, tmp_path_factory.mktemp("night"),
-                        ["runpod", "crusoe", "lambda", "nebius", "coreweave"], faults=faults,
-                        **TIMEOUT)
+    return replay_night(archive, tmp_path_factory.mktemp("night"), list(FAULT_NIGHT_ERRORS),
+                        faults=fault_night(), **TIMEOUT)
 
 
 def _tries(night, url: str) -> list[str]:
@@ -59,6 +52,11 @@ def test_429_with_retry_after_is_retried_and_the_answer_kept(night):
 
 def test_a_body_cut_short_once_is_fetched_again(night):
     assert _tries(night, PRICING_URL) == ["fault:truncate", "exact"]
+
+
+def test_each_provider_reports_exactly_its_own_faults(night):
+    for provider, errors in FAULT_NIGHT_ERRORS.items():
+        assert night.crawls[provider].summary["errors"] == errors, provider
 
 
 def test_the_other_providers_night_is_unaffected(night):
@@ -81,18 +79,14 @@ def test_503_is_retried_then_fails_naming_the_url_and_the_raw_answer_is_kept(nig
 def test_a_silent_or_slow_server_times_out_and_fails_naming_the_url(night, provider, url, kind):
     crawl = night.crawls[provider]
     assert _tries(night, url) == [f"fault:{kind}"] * TRIES
-    (err,) = crawl.summary["errors"]
-    assert err["url"] == url
-    assert err["error"] == f"DownloadTimeoutError: Getting {url} took longer than 1.0 seconds."
+    assert crawl.summary["errors"] == [{"url": url, "error": timeout_error(url)}]
     assert crawl.exit_code == 1 and not crawl.captures()
 
 
 def test_a_body_always_cut_short_fails_naming_the_url(night):
     crawl = night.crawls["coreweave"]
     assert _tries(night, COREWEAVE) == ["fault:truncate"] * TRIES
-    (err,) = crawl.summary["errors"]
-    assert err == {"url": COREWEAVE, "error": "ResponseDataLossError: the connection closed "
-                   "before the announced body length arrived (body cut short)"}
+    assert crawl.summary["errors"] == [{"url": COREWEAVE, "error": CUT_SHORT}]
     assert not crawl.captures()  # no body was ever whole: nothing to keep
 
 

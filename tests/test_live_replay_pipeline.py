@@ -17,10 +17,8 @@ from spiders.registry import ids, wayback_urls
 from spiders.wayback import backfill, cdx_query_url, raw_capture_url
 from tests.replay.drive import ROOT, build_archive, comparable, day_offers
 from tests.replay.loopback import installed, settings_json
+from tests.replay.scenarios import LAMBDA, MANY
 from tests.replay.server import Fault, ReplayIndex, ReplayServer, cdx_key
-
-LAMBDA = "https://lambda.ai/pricing"
-MANY = 99
 
 
 @pytest.fixture(scope="module")
