@@ -29,18 +29,12 @@ CAPTURE_FIELDS = ("snapshot_date", "captured_at", "source_url")
 @dataclass
 class Crawl:
     provider: str
-    exit_code: int
     summary: dict
     archive_root: Path
 
     def captures(self) -> list[Capture]:
         return [c for _, p, path in list_archives(self.archive_root) if p == self.provider
                 for c in read_captures(path)]
-
-
-def crawl_command(provider: str, archive_root: Path, summary: Path, settings: str) -> list[str]:
-    return [sys.executable, "-m", "spiders.crawl", "--provider", provider, "--archive-root",
-            str(archive_root), "--summary", str(summary), "--settings", settings]
 
 
 def crawl_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -55,20 +49,22 @@ def crawl_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 def crawl_many(providers: Iterable[str], server: ReplayServer, work: Path,
                env: Mapping[str, str] | None = None, timeout: float = 120,
                **settings) -> dict[str, Crawl]:
-    """Crawl each provider in its own process (as the nightly run does), all at once."""
-    procs = {}
+    """Crawl the providers' real plans in one crawler process (`tests.replay.crawl_all`)."""
+    providers = list(providers)
     for p in providers:
-        root, out = work / p / "snapshots", work / p / "summary.json"
-        root.mkdir(parents=True, exist_ok=True)
-        cmd = crawl_command(p, root, out, settings_json(server.address, **settings))
-        procs[p] = (subprocess.Popen(cmd, cwd=ROOT, env=crawl_env(env),  # noqa: S603
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT), root, out)
+        (work / p / "snapshots").mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "tests.replay.crawl_all", "--providers", ",".join(providers),
+           "--work", str(work), "--settings", settings_json(server.address, **settings)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=crawl_env(env), capture_output=True,  # noqa: S603
+                          timeout=timeout, check=False)
     crawls = {}
-    for p, (proc, root, out) in procs.items():
-        log, _ = proc.communicate(timeout=timeout)
+    for p in providers:
+        out = work / p / "summary.json"
         if not out.exists():
-            raise AssertionError(f"{p}: crawler wrote no summary:\n{log.decode()[-2000:]}")
-        crawls[p] = Crawl(p, proc.returncode, json.loads(out.read_text()), root)
+            log = proc.stderr.decode()[-2000:]
+            raise AssertionError(f"{p}: the crawl wrote no summary:\n{log}")
+        summary = json.loads(out.read_text())
+        crawls[p] = Crawl(p, summary, work / p / "snapshots")
     return crawls
 
 
