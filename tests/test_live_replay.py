@@ -28,7 +28,7 @@ def night(archive, tmp_path_factory):
     return replay_night(archive, tmp_path_factory.mktemp("night"), PROVIDERS)
 
 
-def _asked(night, provider: str) -> set[tuple[str, str, bytes | None]]:
+def _asked(night) -> set[tuple[str, str, bytes | None]]:
     return {(s.method, s.url, s.body) for s in night.seen}
 
 
@@ -38,7 +38,7 @@ def test_the_real_plan_reaches_the_server_as_planned(night, provider):
     body, and so does every follow-up the plan reads off what was fetched (AWS's region index ->
     region files, Azure's NextPageLink, GCP's nextPageToken)."""
     source = registry.source_for(provider)
-    asked = _asked(night, provider)
+    asked = _asked(night)
     for spec in source.start_requests(crawl_env()):
         assert (spec.method, with_secret_params(spec), spec.body) in asked, spec.url
     follow = getattr(source, "follow", None)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from spiders.archive import Capture, latest_per_request, list_archives, read_captures
-from spiders.crawl import redact_url
 from spiders.importer import import_manifest
 from spiders.parsers import ParseError, parse_body, postprocess, wants
 from tests.replay.loopback import settings_json
@@ -68,11 +67,6 @@ def crawl_many(providers: Iterable[str], server: ReplayServer, work: Path,
     return crawls
 
 
-def crawl(provider: str, server: ReplayServer, work: Path,
-          env: Mapping[str, str] | None = None, **settings) -> Crawl:
-    return crawl_many([provider], server, work, env, **settings)[provider]
-
-
 def day_offers(provider: str, captures: list[Capture]) -> tuple[list[Offer], list[ParseError]]:
     """Offers of captures parsed as `flows.pipeline.parse_archive` parses a day: each alone
     (a parser refusing one page does not hide the others), then the provider's whole-day step."""
@@ -112,15 +106,6 @@ class Night:
 
     seen: list[Seen]
     crawls: dict[str, Crawl]
-
-    def requests(self, provider: str) -> list[Seen]:
-        """The requests answered from (or missing from) this provider's part of the archive:
-        those the crawl archived or reported, by URL as the crawl recorded it."""
-        crawl = self.crawls[provider]
-        urls = {a["url"] for a in crawl.summary["archived"]} | {
-            e["url"] for e in crawl.summary["errors"]}
-        return [s for s in self.seen if redact_url(s.url) in urls
-                or (s.served is not None and s.served.provider == provider)]
 
     def offers(self, provider: str) -> tuple[list[tuple], list[tuple]]:
         """(offers parsed from what the crawl archived, offers parsed from the archived
