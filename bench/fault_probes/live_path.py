@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import io
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -96,7 +97,8 @@ def nightly_step(tmp: Path) -> ProbeResult:
             results = [pipeline.live_day(settings, p) for p in ("lambda", "runpod")]
         served = [s.served for s in server.seen if s.served is not None and s.status == 200]
     direct, _ = day_offers("runpod", [c for c in served if c.provider == "runpod"])
-    pipeline.load(settings, results, pipeline.new_run_id())
+    with contextlib.redirect_stdout(io.StringIO()):  # load prints the run summary's path
+        pipeline.load(settings, results, pipeline.new_run_id())
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
         loaded = dict(con.execute("select provider, count(*) from offers group by 1").fetchall())
