@@ -13,7 +13,7 @@ from spiders import registry
 from spiders.archive import Capture
 from spiders.crawl import redact_url, with_secret_params
 from spiders.providers.runpod.source import GRAPHQL_URL, graphql_body
-from tests.replay.drive import build_archive, crawl_env, replay_night
+from tests.replay.drive import crawl_env, once, replay_night, shared_archive
 from tests.replay.scenarios import NOT_UNDER_PLAN_URLS
 
 PROVIDERS = registry.ids()
@@ -21,13 +21,9 @@ COVERED = tuple(p for p in PROVIDERS if p not in NOT_UNDER_PLAN_URLS)
 
 
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    return build_archive(tmp_path_factory.mktemp("archive") / "snapshots")
-
-
-@pytest.fixture(scope="module")
-def night(archive, tmp_path_factory):
-    return replay_night(archive, tmp_path_factory.mktemp("night"), PROVIDERS)
+def night(tmp_path_factory):
+    archive = shared_archive(tmp_path_factory)
+    return once(tmp_path_factory, "replay-night", lambda d: replay_night(archive, d, PROVIDERS))
 
 
 def _asked(night) -> set[tuple[str, str, bytes | None]]:

@@ -14,7 +14,7 @@ import pytest
 from spiders.archive import latest_per_request, list_archives
 from spiders.providers.gcp.source import SKUS
 from spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
-from tests.replay.drive import build_archive, comparable, day_offers, replay_night
+from tests.replay.drive import comparable, day_offers, once, replay_night, shared_archive
 from tests.replay.pagers import AZURE_PRICES, azure_pages
 from tests.replay.scenarios import (
     COREWEAVE,
@@ -32,13 +32,13 @@ from tests.replay.scenarios import (
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
-    return build_archive(tmp_path_factory.mktemp("archive") / "snapshots")
+    return shared_archive(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def night(archive, tmp_path_factory):
-    return replay_night(archive, tmp_path_factory.mktemp("night"), list(FAULT_NIGHT_ERRORS),
-                        faults=fault_night(), **TIMEOUT)
+    return once(tmp_path_factory, "replay-fault-night", lambda d: replay_night(
+        archive, d, list(FAULT_NIGHT_ERRORS), faults=fault_night(), **TIMEOUT))
 
 
 def _tries(night, url: str) -> list[str]:

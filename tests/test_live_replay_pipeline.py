@@ -13,7 +13,7 @@ from spiders.archive import list_archives, read_captures
 from spiders.crawl import SETTINGS_ENV
 from spiders.registry import ids, wayback_urls
 from spiders.wayback import backfill, cdx_query_url, raw_capture_url
-from tests.replay.drive import ROOT, build_archive, comparable, day_offers
+from tests.replay.drive import ROOT, comparable, day_offers, shared_archive
 from tests.replay.loopback import installed, settings_json
 from tests.replay.scenarios import LAMBDA, MANY
 from tests.replay.server import Fault, ReplayIndex, ReplayServer, cdx_key
@@ -21,7 +21,7 @@ from tests.replay.server import Fault, ReplayIndex, ReplayServer, cdx_key
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
-    return build_archive(tmp_path_factory.mktemp("archive") / "snapshots")
+    return shared_archive(tmp_path_factory)
 
 
 def test_a_failing_provider_fails_alone_and_the_others_load(archive, tmp_path, monkeypatch):

@@ -6,11 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from spiders.archive import Capture, latest_per_request, list_archives, read_captures
 from spiders.importer import import_manifest
@@ -20,6 +23,7 @@ from tests.replay.server import Fault, Pager, ReplayIndex, ReplayServer, Seen
 from warehouse.contract import Offer
 
 ROOT = Path(__file__).resolve().parents[2]
+T = TypeVar("T")
 # Fields that say when and under which URL a capture was made, not what it says: a crawl made
 # now under a plan URL with a query differs from the archived capture in these only.
 CAPTURE_FIELDS = ("snapshot_date", "captured_at", "source_url")
@@ -100,6 +104,11 @@ def build_archive(root: Path) -> Path:
     return root
 
 
+def shared_archive(tmp_path_factory) -> Path:
+    """build_archive once per test session, for every replay test module and worker."""
+    return once(tmp_path_factory, "replay-archive", lambda d: build_archive(d / "snapshots"))
+
+
 @dataclass
 class Night:
     """A replayed live night: what the server saw and each provider's crawl."""
@@ -128,3 +137,44 @@ def replay_night(archive_root: Path, work: Path, providers: Iterable[str],
         server.pagers.update(pagers or {})
         crawls = crawl_many(providers, server, work, env, **settings)
     return Night(list(server.seen), crawls)
+
+
+def once(tmp_path_factory, name: str, build: Callable[[Path], T], wait_s: float = 600) -> T:
+    """`build(folder)` run once per test session even when pytest-xdist runs several workers
+    (`make test`): the first worker builds and pickles the result into the temporary folder the
+    workers share, the others wait for it (pytest-xdist's documented pattern for session-scoped
+    fixtures). A build that fails is reported to every worker that waited for it."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    result, lock = shared / f"{name}.pickle", shared / f"{name}.lock"
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL))
+        first = True
+    except FileExistsError:
+        first = False
+    if not first:
+        return _wait_for(result, name, wait_s)
+    outcome: tuple[bool, object] = (False, "interrupted")
+    try:
+        value = build(shared / name)
+        outcome = (True, value)
+    except Exception as exc:
+        outcome = (False, f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        part = result.with_suffix(".part")
+        part.write_bytes(pickle.dumps(outcome))
+        part.rename(result)
+    return value
+
+
+def _wait_for(result: Path, name: str, wait_s: float):
+    deadline = time.monotonic() + wait_s
+    while not result.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{name}: the worker building it did not finish")
+        time.sleep(0.2)
+    ok, value = pickle.loads(result.read_bytes())  # noqa: S301 (written by this test session)
+    if not ok:
+        raise RuntimeError(f"{name} failed in another worker: {value}")
+    return value
