@@ -10,9 +10,6 @@ from tests.replay.server import Fault
 # and why. Their live path is replayed as its error path only (every planned URL answers 404 and
 # the crawl fails naming it); tests/test_live_replay.py fails for an entry whose plan matches
 # again, to be removed.
-NOT_UNDER_PLAN_URLS = {
-    "vast": 'captures recorded with "limit":50 in the search document; the plan asks for 64',
-}
 # A one-second download timeout stands for the crawler's 60 s; the retry policy is its own.
 TIMEOUT = {"DOWNLOAD_TIMEOUT": 1}
 TRIES = 1 + 3  # the first try and RETRY_TIMES (spiders/crawl.py)

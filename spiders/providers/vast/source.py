@@ -22,8 +22,10 @@ from spiders.archive import Capture
 from spiders.sources import RequestSpec
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
-# Offers asked for per page; the server answers at most about 64 whatever is asked.
-LIMIT = 64
+# Offers asked for per page, as the recording project asked (PROVIDERS_MORE.md, Vast.ai; the
+# archived URLs in snapshots/manifest.csv carry "limit":50). The server answers at most about 64
+# whatever is asked, so 50 loses nothing a larger limit would reliably give.
+LIMIT = 50
 
 # Vast's own `gpu_name` spellings. Seen in recorded answers: "H100 SXM", "H200 NVL", "B300"
 # (tests/fixtures/raw/vast/). The others follow the same spelling and are unconfirmed until a live
