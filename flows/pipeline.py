@@ -21,10 +21,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flows import alerts, gates, unknown_layout
-from flows.config import Settings
-from flows.results import DayResult
-from spiders import fx, generic
+from flows import alerts, gates, unknown_layout, warehouse_state
+from flows.config import Settings, max_age_days
+from flows.results import DayResult, not_run
+from flows.status import run_day
+from spiders import fx, generic, registry
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
 from warehouse import db, identity, lake
@@ -297,9 +298,12 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
             if on_day is not None:
                 on_day(r)
         load_fx(settings, con)
+        day = run_day(results)
+        others = not_run(results, registry.ids(), warehouse_state.last_good(con, day), day,
+                         db.age_limit(con, max_age_days()))
     finally:
         con.close()
-    return alerts.finish_run(settings, run_id, results)
+    return alerts.finish_run(settings, run_id, results, others)
 
 
 def fetch_fx_live(settings: Settings) -> str | None:

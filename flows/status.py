@@ -8,7 +8,7 @@ import datetime as dt
 from rich.table import Table
 from rich.text import Text
 
-from flows.results import DayResult
+from flows.results import DayResult, NotRun
 
 
 def run_day(results: list[DayResult]) -> dt.date:
@@ -18,11 +18,14 @@ def run_day(results: list[DayResult]) -> dt.date:
                 if r.run_date or r.snapshot_date), default=dt.datetime.now(dt.UTC).date())
 
 
-def status_table(results: list[DayResult], max_age: int | None = None) -> Table:
+def status_table(results: list[DayResult], max_age: int | None = None,
+                 others: list[NotRun] = ()) -> Table:
     """One row per provider: snapshots read, the latest good one and its age on the run's day,
     the worst status, rows, quarantined rows and the first problem. A provider whose latest good
     snapshot is more than `max_age` days old on the run's day is marked stale (its offers are in
-    no "cheapest" figure); a failed one says which snapshot it still serves."""
+    no "cheapest" figure); a failed one says which snapshot it still serves. `others` are the
+    configured providers the run did not read (results.not_run): a line each, "not run" with
+    the snapshot they serve, so no provider is left out."""
     t = Table(title="providers")
     for col in ("provider", "snapshots", "latest", "age (d)", "status", "rows", "quarantined",
                 "problem"):
@@ -54,4 +57,9 @@ def status_table(results: list[DayResult], max_age: int | None = None) -> Table:
                   str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
                   Text(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
                                       else "")) if problems else "")
+    for o in others:
+        t.add_row(o.provider, "0", str(o.last_good or "-"),
+                  "-" if o.age_days is None else str(o.age_days),
+                  Text(o.describe(), style="yellow" if o.state == "stale" else "dim"), "0", "0",
+                  "")
     return t

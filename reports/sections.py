@@ -10,6 +10,7 @@ import duckdb
 
 from reports.tables import Column, Table, view_rows
 from warehouse.contract import PROVIDERS
+from warehouse.states import provider_state
 
 TREND_WEEKS = 12
 # ECB rates older than this at the end of the week are stale (the ECB publishes every working
@@ -196,11 +197,9 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
     for p in PROVIDERS:
         h = seen.get(p, {})
         snap = h.get("last_snapshot")
-        state = ("no data" if snap is None else
-                 "failing" if h.get("failures") else
-                 "stale" if h.get("is_stale") else "ok")
-        out.append(dict(provider=p, state=state, last_snapshot=snap, rows=h.get("rows"),
-                        age_days=h.get("age_days"), runs=h.get("runs", 0),
+        state = provider_state(h.get("statuses") or (), h.get("age_days"), max_age)
+        out.append(dict(provider=p, state=state, last_snapshot=snap,
+                        rows=h.get("rows"), age_days=h.get("age_days"), runs=h.get("runs", 0),
                         failures=h.get("failures", 0), last_error=h.get("last_error")))
     last, n = con.execute("SELECT last_date, n_currencies FROM fx_rates_freshness(?::DATE)",
                           [end]).fetchone()
@@ -215,7 +214,9 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
         Column("last_snapshot", "last good snapshot"), Column("rows", "rows", "int"),
         Column("age_days", "age (days)", "int"), Column("runs", "runs this week", "int"),
         Column("failures", "failures this week", "int"), Column("last_error", "last error"),
-    ], out, note=f"Rows of the last good snapshot; for ECB, currencies quoted. Age is counted "
-                 f"from the end of the report week; a provider is stale when its last good "
-                 f"snapshot is more than {max_age} days old (its offers are then in no figure), "
+    ], out, note="State: ok, degraded, failed (a run failed this week), stale or not run (no "
+                 "run this week). Rows of the last good snapshot; for ECB, currencies quoted. "
+                 "Age is counted from the end of the report week; a provider is stale when its "
+                 f"last good snapshot is more than {max_age} days old (its offers are then in no "
+                 "figure), "
                  f"the ECB rates when they are more than {FX_STALE_DAYS} days old.")
