@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flows import ops_cli, pipeline, progress, report_cli, sizing_cli
+from flows import ops_cli, pipeline, progress, provider_classes, report_cli, sizing_cli
 from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
 from flows.results import DayResult, not_run
@@ -162,6 +162,7 @@ def load(
         con = db.connect(settings.db_path)
         try:
             db.init_schema(con)
+            provider_classes.store(con)
             counts = db.load_lake(con, settings.lake_root,
                                   dates=[dt.date.fromisoformat(date)] if date else None,
                                   providers=_providers(provider))

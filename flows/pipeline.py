@@ -21,7 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flows import alerts, gates, unknown_layout, warehouse_state
+from flows import alerts, gates, provider_classes, unknown_layout, warehouse_state
 from flows.config import Settings, max_age_days
 from flows.results import DayResult, not_run
 from flows.status import run_day
@@ -264,6 +264,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
     try:
         con = db.connect(settings.db_path)
         db.init_schema(con)
+        provider_classes.store(con)
     except Exception as exc:  # no warehouse (locked, disk full): still say so in the summary
         for r in results:
             r.status, r.rows = "failed", 0

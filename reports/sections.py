@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from reports.tables import Column, Table, view_rows
+from reports.tables import Column, Table, provider_supply, view_rows
 from warehouse.contract import PROVIDERS
 from warehouse.states import provider_state
 
@@ -63,6 +63,7 @@ def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age
         per.setdefault(r["gpu_model"], {})[r["provider"]] = r["lowest"]
         oldest[r["gpu_model"]] = min(oldest.get(r["gpu_model"], end), r["snapshot_date"])
     providers = sorted({p for d in per.values() for p in d})
+    supply = provider_supply(con)
     spread_rows = []
     for gpu, d in sorted(per.items()):
         lo, hi = min(d.values()), max(d.values())
@@ -72,7 +73,8 @@ def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age
     spread = Table("gpu_spread_on_demand",
                    f"Spread across providers: lowest on-demand price per GPU-hour ({currency})",
                    [Column("gpu_model", "GPU")]
-                   + [Column(p, p, "money") for p in providers]
+                   + [Column(p, f"{p} ({supply[p]})" if p in supply else p, "money")
+                      for p in providers]
                    + [Column("n_providers", "providers", "int"),
                       Column("spread", "highest / lowest", "ratio"),
                       Column("oldest", "oldest snapshot")], spread_rows,
@@ -193,12 +195,13 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
     (fx_rates_freshness)."""
     seen = {r["provider"]: r for r in view_rows(
         con, "SELECT * FROM provider_health(?::DATE, ?::DATE, ?)", start, end, max_age)}
+    supply = provider_supply(con)
     out = []
     for p in PROVIDERS:
         h = seen.get(p, {})
         snap = h.get("last_snapshot")
         state = provider_state(h.get("statuses") or (), h.get("age_days"), max_age)
-        out.append(dict(provider=p, state=state, last_snapshot=snap,
+        out.append(dict(provider=p, supply=supply.get(p), state=state, last_snapshot=snap,
                         rows=h.get("rows"), age_days=h.get("age_days"), runs=h.get("runs", 0),
                         failures=h.get("failures", 0), last_error=h.get("last_error")))
     last, n = con.execute("SELECT last_date, n_currencies FROM fx_rates_freshness(?::DATE)",
@@ -210,7 +213,7 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
                     last_snapshot=last, rows=n, age_days=fx_age, runs=None, failures=None,
                     last_error=None))
     return Table("data_health", "Data health per provider", [
-        Column("provider", "provider"), Column("state", "state"),
+        Column("provider", "provider"), Column("supply", "seller"), Column("state", "state"),
         Column("last_snapshot", "last good snapshot"), Column("rows", "rows", "int"),
         Column("age_days", "age (days)", "int"), Column("runs", "runs this week", "int"),
         Column("failures", "failures this week", "int"), Column("last_error", "last error"),
