@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from lxml import html as lxml_html
 
 from spiders.parsers import ParseError
+from warehouse import identity
 from warehouse.contract import CaptureMeta, ContractError, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -70,11 +71,17 @@ def find_gpu(text: str, memory_gb: float | None = None) -> tuple[str, str] | Non
     return None
 
 
+def _text(el) -> str:
+    """An element's text, its pieces joined by a space: a card's "H200" heading and "141GB"
+    tag stay two words (lxml's text_content would make them "H200141GB")."""
+    return " ".join(" ".join(el.itertext()).split())
+
+
 def _cells(unit) -> list[tuple[str, str]]:
     """(text, column header) per cell of a table row; per text piece of a card."""
     if unit.tag == "tr":
         headers = _headers(unit)
-        return [(" ".join(c.text_content().split()), headers[i] if i < len(headers) else "")
+        return [(_text(c), headers[i] if i < len(headers) else "")
                 for i, c in enumerate(unit) if c.tag in ("td", "th")]
     return [(" ".join(t.split()), "") for t in unit.itertext() if t.strip()]
 
@@ -87,7 +94,7 @@ def _headers(row) -> list[str]:
     for tr in table.iter("tr"):
         ths = [c for c in tr if c.tag == "th"]
         if ths:
-            return [" ".join(c.text_content().split()) for c in tr if c.tag in ("td", "th")]
+            return [_text(c) for c in tr if c.tag in ("td", "th")]
     return []
 
 
@@ -136,7 +143,7 @@ def _pricing(row_text: str, column: str) -> tuple[str, int | None]:
 
 
 def _qualifies(el) -> bool:
-    text = " ".join(el.text_content().split())
+    text = _text(el)
     return bool(text) and len(text) < 2000 and bool(_HOURLY.search(text) or (
         el.tag == "tr" and any(_BARE.match(t) for t, _ in _cells(el)))) and \
         find_gpu(_COUNT.sub(" ", text)) is not None
@@ -174,7 +181,21 @@ def candidates(body: bytes, meta: CaptureMeta) -> list[Offer]:
     out: list[Offer] = []
     for unit in units(tree):
         out += _offers(unit, meta)
-    return out
+    return _told_apart(out)
+
+
+def _told_apart(offers: list[Offer]) -> list[Offer]:
+    """Rows that would be one offer (same identity) at different prices, e.g. one GPU priced per
+    duration in cells the SKU does not name, get their row text in the SKU so that each stays
+    its own candidate through review and release."""
+    seen: dict[tuple, int] = {}
+    for o in offers:
+        key = identity.of_offer(o)
+        seen[key] = seen.get(key, 0) + 1
+    for o in offers:
+        if seen[identity.of_offer(o)] > 1:
+            o.sku = f"{o.sku} | {o.extra['row_text']}"[:300]
+    return offers
 
 
 def _offers(unit, meta: CaptureMeta) -> list[Offer]:

@@ -117,3 +117,19 @@ def test_unknown_layout_is_held_degraded_and_loaded_only_after_release(settings)
     # A later reparse of the day keeps the released rows instead of holding them again.
     (again,) = pipeline.replay(settings, "lambda", DAY.isoformat())
     assert again.rows == res.quarantined and again.quarantined == 0 and again.status == "ok"
+
+
+def test_cards_are_read_one_card_at_a_time():
+    """Cards outside tables (Crusoe's real 2025-12-15 Webflow page, read here only for its
+    markup): each card's heading with its own price, never a neighbour's; a card that says
+    "Contact sales" gives no row."""
+    page = (FIXTURES / "raw" / "crusoe"
+            / "crusoe_ai_cloud_pricing_wayback_20251215002446_excerpt.html")
+    meta = CaptureMeta(provider="crusoe", url="https://www.crusoe.ai/cloud/pricing",
+                       captured_at=dt.datetime(2025, 12, 15, tzinfo=dt.UTC))
+    rows = generic.candidates(page.read_bytes(), meta)
+    # '<h4>NVIDIA H200</h4> … <div class="pricing-tag">141GB</div> … $4.29/GPU-hr'
+    firsts = {(o.gpu_model, o.price_per_gpu_hour, o.extra["unit"]) for o in rows}
+    assert ("H200-141GB", 4.29, "GPU-hour") in firsts
+    assert ("H100-SXM-80GB", 3.90, "GPU-hour") in firsts
+    assert "GB200" not in {o.gpu_model for o in rows}  # GB200: "Contact sales"
