@@ -72,7 +72,7 @@ def parse_archive(path: Path, provider: str) -> Parsed:
             candidates = generic.held(exc, cap.body, meta)
             if candidates:
                 held += candidates
-                held_from.append(f"{exc} ({len(candidates)} candidate rows held for review)")
+                held_from.append(str(exc))
             else:
                 errors.append(exc)
         except Exception as exc:  # a parser bug is that page's failure, never the run's

@@ -36,13 +36,15 @@ def status_table(results: list[DayResult], max_age: int | None = None,
         by_provider.setdefault(r.provider, []).append(r)
     for provider, rs in by_provider.items():
         dated = [r for r in rs if r.snapshot_date]
-        latest = max((r.snapshot_date for r in dated), default=None)
+        # A day that loaded nothing (a failure, or an unknown layout held for review) is no
+        # good snapshot: the provider's last good one stays the latest it offers.
+        latest = max((r.snapshot_date for r in dated if r.rows or r.status == "failed"),
+                     default=None)
         worst = ("failed" if any(r.status == "failed" for r in rs)
                  else "degraded" if any(r.status == "degraded" for r in rs) else "ok")
         problems = [e for r in rs for e in r.errors]
         style = {"ok": "green", "degraded": "yellow", "failed": "red"}[worst]
-        served = [r.stale_since for r in rs if r.status == "failed" and r.stale_since]
-        # A failed provider's last good snapshot stays the latest it offers.
+        served = [r.stale_since for r in rs if not r.rows and r.stale_since]
         latest = latest or max(served, default=None)
         age = (day - latest).days if latest else None
         shown = worst
@@ -50,7 +52,7 @@ def status_table(results: list[DayResult], max_age: int | None = None,
             shown = f"{worst}, stale ({age} d)"
             style = "red" if worst == "failed" else "yellow"
         elif served:
-            shown = f"failed, serving {latest}"
+            shown = f"{worst}, serving {latest}"
         # Provider text as it is: an error quoting "[...]" must not be read as markup.
         t.add_row(provider, str(len(dated)), str(latest or "-"),
                   "-" if age is None else str(age), Text(shown, style=style),

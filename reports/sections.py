@@ -200,7 +200,9 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
     for p in PROVIDERS:
         h = seen.get(p, {})
         snap = h.get("last_snapshot")
-        state = provider_state(h.get("statuses") or (), h.get("age_days"), max_age)
+        # A week without runs is judged by the snapshot it serves: fresh is ok, old is stale.
+        runs = h.get("statuses") or (("ok",) if snap else ())
+        state = provider_state(runs, h.get("age_days"), max_age)
         out.append(dict(provider=p, supply=supply.get(p), state=state, last_snapshot=snap,
                         rows=h.get("rows"), age_days=h.get("age_days"), runs=h.get("runs", 0),
                         failures=h.get("failures", 0), last_error=h.get("last_error")))
@@ -218,7 +220,8 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
         Column("age_days", "age (days)", "int"), Column("runs", "runs this week", "int"),
         Column("failures", "failures this week", "int"), Column("last_error", "last error"),
     ], out, note="State: ok, degraded, failed (a run failed this week), stale or not run (no "
-                 "run this week). Rows of the last good snapshot; for ECB, currencies quoted. "
+                 "run this week and no snapshot). Rows of the last good snapshot; for ECB, "
+                 "currencies quoted. "
                  "Age is counted from the end of the report week; a provider is stale when its "
                  f"last good snapshot is more than {max_age} days old (its offers are then in no "
                  "figure), "
