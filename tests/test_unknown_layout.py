@@ -7,9 +7,11 @@ import datetime as dt
 
 import duckdb
 import pytest
+from rich.console import Console
 
 from flows import alerts, ops_cli, pipeline
 from flows.config import Settings
+from flows.status import status_table
 from spiders import generic
 from spiders.importer import import_capture
 from spiders.parsers import ParseError, parse_body
@@ -106,8 +108,12 @@ def test_unknown_layout_is_held_degraded_and_loaded_only_after_release(settings)
     payload = alerts.alert_payload("r1", [res])
     assert any(b["text"]["text"].startswith("*DEGRADED* lambda 2023-09-09: ")
                and "unknown layout" in b["text"]["text"] for b in payload["blocks"])
-    # Nothing loaded on its own.
+    # Nothing loaded on its own: the day is no "latest" snapshot in the status table.
     assert _offers(settings) == [(0,)]
+    console = Console(record=True, width=250)
+    console.print(status_table([res], 14))
+    (line,) = [x for x in console.export_text().splitlines() if x.startswith("│ lambda")]
+    assert [c.strip() for c in line.split("│")[1:6]] == ["lambda", "1", "-", "-", "degraded"]
     # A person checked the rows against the page: release loads them.
     released, left = ops_cli.release_rows(settings, DAY, "lambda", "unknown layout")
     assert (released, left) == (res.quarantined, 0)
