@@ -25,7 +25,7 @@ from pathlib import Path
 
 from flows import gates
 from flows.config import Settings
-from flows.results import DayResult
+from flows.results import DayResult, NotRun
 
 WEBHOOK_ENV = "GPUPRICES_WEBHOOK_URL"
 MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
@@ -96,7 +96,7 @@ def _summary_head(run_id: str, results: list[DayResult]) -> list[str]:
             f"{failed} failed, {degraded} degraded, {total_q} rows quarantined.**"]
 
 
-def _providers_section(results: list[DayResult]) -> list[str]:
+def _providers_section(results: list[DayResult], others: Iterable[NotRun] = ()) -> list[str]:
     lines = ["", "## Providers", "",
              "| provider | snapshot | status | rows | quarantined | captures | problem |",
              "|---|---|---|---:|---:|---:|---|"]
@@ -106,6 +106,11 @@ def _providers_section(results: list[DayResult]) -> list[str]:
         lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date or '-'} | "
                      f"{md_cell(_status(r))} | {r.rows} | {r.quarantined} | {r.captures} | "
                      f"{md_cell(problem)} |")
+    for o in others:  # configured but not read by this run: listed, never left out
+        serving = (f"serving {o.last_good}, {o.age_days} days old" if o.last_good
+                   else "no snapshot loaded")
+        lines.append(f"| {md_cell(o.provider)} | - | {md_cell(o.describe())} | 0 | 0 | 0 | "
+                     f"not in this run; {serving} |")
     return lines
 
 
@@ -190,10 +195,12 @@ def _no_band_section(results: list[DayResult]) -> list[str]:
         for p, v in no_band.items() if v]
 
 
-def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) -> str:
+def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10,
+                   others: Iterable[NotRun] = ()) -> str:
     """The run summary as Markdown: a head, then one section per kind of news (a section with
-    nothing to say is left out, except providers and price moves)."""
-    lines = (_summary_head(run_id, results) + _providers_section(results)
+    nothing to say is left out, except providers and price moves). `others`: the configured
+    providers the run did not read, each listed as not run (or stale)."""
+    lines = (_summary_head(run_id, results) + _providers_section(results, others)
              + _failures_section(results) + _degraded_section(results)
              + _quarantine_section(results) + _unmapped_section(results)
              + _moves_section(results, n_moves) + _no_band_section(results))
@@ -259,9 +266,10 @@ def post_webhook(url: str, payload: dict, timeout: float = WEBHOOK_TIMEOUT_S) ->
     return None
 
 
-def finish_run(settings: Settings, run_id: str, results: list[DayResult]) -> Path:
+def finish_run(settings: Settings, run_id: str, results: list[DayResult],
+               others: Iterable[NotRun] = ()) -> Path:
     """Write the run summary, post the alerts if a webhook is set, print the summary's path."""
-    text = render_summary(run_id, results)
+    text = render_summary(run_id, results, others=others)
     url = os.environ.get(WEBHOOK_ENV, "").strip()
     if url:
         payload = alert_payload(run_id, results)

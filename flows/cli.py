@@ -15,12 +15,13 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flows import ops_cli, pipeline, progress, report_cli, sizing_cli
+from flows import ops_cli, pipeline, progress, provider_classes, report_cli, sizing_cli
 from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
-from flows.results import DayResult
-from flows.status import status_table
-from flows.warehouse_state import REPLAY_HINT, age_limit, warehouse_problem
+from flows.results import DayResult, not_run
+from flows.status import run_day, status_table
+from flows.warehouse_state import REPLAY_HINT, age_limit, last_good_on, warehouse_problem
+from spiders import registry
 from spiders.importer import archive_new, import_manifest, parse_timestamp
 from spiders.importer import import_capture as archive_capture
 from spiders.providers.aws.history import captures_from_p5_series
@@ -60,7 +61,9 @@ def _providers(names: list[str] | None) -> list[str]:
 
 
 def _report(results: list[DayResult], settings: Settings) -> int:
-    console.print(status_table(results, age_limit(settings.db_path)))
+    max_age, day = age_limit(settings.db_path), run_day(results)
+    others = not_run(results, registry.ids(), last_good_on(settings.db_path, day), day, max_age)
+    console.print(status_table(results, max_age, others))
     unmapped: dict[str, set[str]] = {}
     for r in results:
         unmapped.setdefault(r.provider, set()).update(r.unmapped)
@@ -160,6 +163,7 @@ def load(
         con = db.connect(settings.db_path)
         try:
             db.init_schema(con)
+            provider_classes.store(con)
             counts = db.load_lake(con, settings.lake_root,
                                   dates=[dt.date.fromisoformat(date)] if date else None,
                                   providers=_providers(provider))

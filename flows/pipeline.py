@@ -15,16 +15,17 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flows import alerts, gates
-from flows.config import Settings
-from flows.results import DayResult
-from spiders import fx
+from flows import alerts, gates, provider_classes, unknown_layout, warehouse_state
+from flows.config import Settings, max_age_days
+from flows.results import DayResult, not_run
+from flows.status import run_day
+from spiders import fx, generic, registry
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
 from warehouse import db, identity, lake
@@ -45,6 +46,10 @@ class Parsed:
     offers: list[Offer]
     errors: list[ParseError]
     captures: int
+    # Candidate rows of pages in a layout no parser knows, each with its quarantine reason:
+    # held for review, never loaded on their own (store_day).
+    held: list[tuple[Offer, str]] = field(default_factory=list)
+    held_from: list[str] = field(default_factory=list)  # what the parser said of each page
 
 
 def parse_archive(path: Path, provider: str) -> Parsed:
@@ -53,6 +58,8 @@ def parse_archive(path: Path, provider: str) -> Parsed:
     caps = latest_per_request(read_captures(path))
     offers: list[Offer] = []
     errors: list[ParseError] = []
+    held: list[tuple[Offer, str]] = []
+    held_from: list[str] = []
     used = []
     for cap in caps:
         meta = cap.meta()
@@ -62,12 +69,18 @@ def parse_archive(path: Path, provider: str) -> Parsed:
             used.append(cap)
             offers.extend(parse_body(cap.body, meta))
         except ParseError as exc:
-            errors.append(exc)
+            candidates = generic.held(exc, cap.body, meta)
+            if candidates:
+                held += candidates
+                held_from.append(str(exc))
+            else:
+                errors.append(exc)
         except Exception as exc:  # a parser bug is that page's failure, never the run's
             errors.append(ParseError(provider, cap.url, f"parser crashed: {exc!r}"))
     if offers:
         offers = postprocess(provider, offers, caps)
-    return Parsed(offers=offers, errors=errors, captures=len(used))
+    return Parsed(offers=offers, errors=errors, captures=len(used), held=held,
+                  held_from=held_from)
 
 
 def check(offers: list[Offer], ref: gates.Reference | None = None
@@ -154,18 +167,22 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -> DayResult:
-    """Gate parsed offers and write the lake partition (and quarantine) for one day."""
+    """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
+    rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
+    the gates like any released row); they make the day degraded, never loaded on their own."""
     owner_only_writes()
     res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures)
     res.errors = [str(e) for e in parsed.errors]
-    out = gates.run_gates(parsed.offers, reference(settings, provider, day))
-    good, bad = out.good, out.bad
+    ref = reference(settings, provider, day)
+    released, held = unknown_layout.split_released(ref, parsed.held)
+    out = gates.run_gates(parsed.offers + released, ref)
+    good, bad = out.good, out.bad + held
     res.quarantined = len(bad)
     res.unmapped = out.unmapped
     res.moves = out.moves
     res.no_band = out.no_band
     for _, reason in bad:
-        kind = reason.split(":", 1)[0].split(" ", 1)[0]
+        kind = unknown_layout.reason_kind(reason)
         res.quarantine_reasons[kind] = res.quarantine_reasons.get(kind, 0) + 1
     try:
         # Quarantine first: if the offers write then fails, the held-back rows are still kept.
@@ -180,16 +197,17 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -
         res.errors.append(f"{provider}: could not write the lake partition for {day}: "
                           f"{exc.strerror or exc}")
         return res
-    if not good:
+    res.rows = len(good)
+    notes = [out.degraded, unknown_layout.note(held, parsed.held_from)]
+    res.degraded = "; ".join(n for n in notes if n) or None
+    if not good and not held:
         res.status = "failed"
         if not res.errors:
             res.errors.append(f"{provider}: no loadable offers for {day}"
                               + (f" ({len(bad)} rows quarantined)" if bad else ""))
         return res
-    res.rows = len(good)
-    res.degraded = out.degraded
-    if out.degraded:
-        res.errors.append(f"{provider}: degraded: {out.degraded}")
+    if res.degraded:
+        res.errors.append(f"{provider}: degraded: {res.degraded}")
     res.status = "degraded" if res.errors else "ok"
     return res
 
@@ -246,6 +264,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
     try:
         con = db.connect(settings.db_path)
         db.init_schema(con)
+        provider_classes.store(con)
     except Exception as exc:  # no warehouse (locked, disk full): still say so in the summary
         for r in results:
             r.status, r.rows = "failed", 0
@@ -253,7 +272,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
         return alerts.finish_run(settings, run_id, results)
     try:
         for r in results:
-            if r.status != "failed" and r.snapshot_date is not None:
+            if r.status != "failed" and r.snapshot_date is not None and r.rows:
                 try:
                     table = lake.read_partition(settings.lake_root, r.snapshot_date, r.provider)
                     db.load_partition(con, r.snapshot_date, r.provider, table)
@@ -263,7 +282,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
                         f"{r.provider}: loading {r.snapshot_date} into the warehouse failed: "
                         f"{exc}"))
             message = None
-            if r.status == "failed":
+            if r.status == "failed" or not r.rows:  # nothing loaded: the last good day serves
                 row = con.execute("SELECT max(snapshot_date) FROM provider_snapshots "
                                   "WHERE provider = ? AND snapshot_date <= ?",
                                   [r.provider, r.as_of]).fetchall()
@@ -280,9 +299,12 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
             if on_day is not None:
                 on_day(r)
         load_fx(settings, con)
+        day = run_day(results)
+        others = not_run(results, registry.ids(), warehouse_state.last_good(con, day), day,
+                         db.age_limit(con, max_age_days()))
     finally:
         con.close()
-    return alerts.finish_run(settings, run_id, results)
+    return alerts.finish_run(settings, run_id, results, others)
 
 
 def fetch_fx_live(settings: Settings) -> str | None:

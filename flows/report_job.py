@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flows import provider_classes
 from flows.config import REPO_ROOT, Settings
 from flows.config import max_age_days as max_age_days_from
 from flows.gpu_names import load_known_workloads
@@ -29,6 +30,7 @@ def refresh_fx(settings: Settings, fetch: bool = False) -> tuple[int, list[str]]
     con = db.connect(settings.db_path)
     try:
         db.init_schema(con)
+        provider_classes.store(con)  # the report shows each provider's class
         _, errors = fx.archived_rates(settings.archive_root)
         problems += [str(e) for e in errors]
         n = fx.load_fx_from_archive(settings.archive_root, con)

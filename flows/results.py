@@ -4,9 +4,11 @@ status table, the run summary and the alerts read."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from flows import gates
+from warehouse.states import provider_state
 
 
 @dataclass
@@ -44,3 +46,34 @@ class DayResult:
         if self.stale_since is None:
             return None
         return (self.as_of - self.stale_since).days
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """A configured provider the run did not read, with its last good snapshot on the run's day
+    (from the warehouse) and that snapshot's age."""
+
+    provider: str
+    last_good: dt.date | None
+    age_days: int | None
+    state: str  # "not run", or "stale" when its last good snapshot is past the age limit
+
+    def describe(self) -> str:
+        """The status text of its line: 'not run' or 'not run, stale (N d)'."""
+        return "not run" if self.state == "not run" else f"not run, stale ({self.age_days} d)"
+
+
+def not_run(results: Iterable[DayResult], configured: Iterable[str],
+            last_good: Mapping[str, dt.date], day: dt.date, max_age: int | None
+            ) -> list[NotRun]:
+    """The configured providers (in their order) that `results` holds no day of: every provider
+    is listed in a run, never left out."""
+    ran = {r.provider for r in results}
+    out = []
+    for p in configured:
+        if p in ran:
+            continue
+        seen = last_good.get(p)
+        age = (day - seen).days if seen else None
+        out.append(NotRun(p, seen, age, provider_state((), age, max_age)))
+    return out

@@ -8,7 +8,7 @@ import datetime as dt
 from rich.table import Table
 from rich.text import Text
 
-from flows.results import DayResult
+from flows.results import DayResult, NotRun
 
 
 def run_day(results: list[DayResult]) -> dt.date:
@@ -18,11 +18,14 @@ def run_day(results: list[DayResult]) -> dt.date:
                 if r.run_date or r.snapshot_date), default=dt.datetime.now(dt.UTC).date())
 
 
-def status_table(results: list[DayResult], max_age: int | None = None) -> Table:
+def status_table(results: list[DayResult], max_age: int | None = None,
+                 others: list[NotRun] = ()) -> Table:
     """One row per provider: snapshots read, the latest good one and its age on the run's day,
     the worst status, rows, quarantined rows and the first problem. A provider whose latest good
     snapshot is more than `max_age` days old on the run's day is marked stale (its offers are in
-    no "cheapest" figure); a failed one says which snapshot it still serves."""
+    no "cheapest" figure); a failed one says which snapshot it still serves. `others` are the
+    configured providers the run did not read (results.not_run): a line each, "not run" with
+    the snapshot they serve, so no provider is left out."""
     t = Table(title="providers")
     for col in ("provider", "snapshots", "latest", "age (d)", "status", "rows", "quarantined",
                 "problem"):
@@ -33,13 +36,15 @@ def status_table(results: list[DayResult], max_age: int | None = None) -> Table:
         by_provider.setdefault(r.provider, []).append(r)
     for provider, rs in by_provider.items():
         dated = [r for r in rs if r.snapshot_date]
-        latest = max((r.snapshot_date for r in dated), default=None)
+        # A day that loaded nothing (a failure, or an unknown layout held for review) is no
+        # good snapshot: the provider's last good one stays the latest it offers.
+        latest = max((r.snapshot_date for r in dated if r.rows or r.status == "failed"),
+                     default=None)
         worst = ("failed" if any(r.status == "failed" for r in rs)
                  else "degraded" if any(r.status == "degraded" for r in rs) else "ok")
         problems = [e for r in rs for e in r.errors]
         style = {"ok": "green", "degraded": "yellow", "failed": "red"}[worst]
-        served = [r.stale_since for r in rs if r.status == "failed" and r.stale_since]
-        # A failed provider's last good snapshot stays the latest it offers.
+        served = [r.stale_since for r in rs if not r.rows and r.stale_since]
         latest = latest or max(served, default=None)
         age = (day - latest).days if latest else None
         shown = worst
@@ -47,11 +52,16 @@ def status_table(results: list[DayResult], max_age: int | None = None) -> Table:
             shown = f"{worst}, stale ({age} d)"
             style = "red" if worst == "failed" else "yellow"
         elif served:
-            shown = f"failed, serving {latest}"
+            shown = f"{worst}, serving {latest}"
         # Provider text as it is: an error quoting "[...]" must not be read as markup.
         t.add_row(provider, str(len(dated)), str(latest or "-"),
                   "-" if age is None else str(age), Text(shown, style=style),
                   str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
                   Text(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
                                       else "")) if problems else "")
+    for o in others:
+        t.add_row(o.provider, "0", str(o.last_good or "-"),
+                  "-" if o.age_days is None else str(o.age_days),
+                  Text(o.describe(), style="yellow" if o.state == "stale" else "dim"), "0", "0",
+                  "")
     return t

@@ -5,6 +5,7 @@ minute, on a fresh clone."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import duckdb
@@ -48,5 +49,29 @@ def age_limit(db_path: Path) -> int | None:
         return db.age_limit(con, None)
     except duckdb.Error:  # a warehouse made before the macro
         return None
+    finally:
+        con.close()
+
+
+def last_good(con, day: dt.date) -> dict[str, dt.date]:
+    """Each provider's latest loaded snapshot on or before `day` (the one it serves then)."""
+    try:
+        rows = con.execute("SELECT provider, max(snapshot_date) FROM provider_snapshots "
+                           "WHERE snapshot_date <= ? GROUP BY provider", [day]).fetchall()
+    except duckdb.Error:  # a warehouse made before the view: nothing to say
+        return {}
+    return dict(rows)
+
+
+def last_good_on(db_path: Path, day: dt.date) -> dict[str, dt.date]:
+    """last_good, opening the warehouse read-only ({} when it cannot be opened)."""
+    if not db_path.exists():
+        return {}
+    try:
+        con = db.connect(db_path, read_only=True)
+    except duckdb.Error:
+        return {}
+    try:
+        return last_good(con, day)
     finally:
         con.close()

@@ -8,8 +8,9 @@ from typing import Any
 
 import duckdb
 
-from reports.tables import Column, Table, view_rows
+from reports.tables import Column, Table, provider_supply, view_rows
 from warehouse.contract import PROVIDERS
+from warehouse.states import provider_state
 
 TREND_WEEKS = 12
 # ECB rates older than this at the end of the week are stale (the ECB publishes every working
@@ -62,6 +63,7 @@ def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age
         per.setdefault(r["gpu_model"], {})[r["provider"]] = r["lowest"]
         oldest[r["gpu_model"]] = min(oldest.get(r["gpu_model"], end), r["snapshot_date"])
     providers = sorted({p for d in per.values() for p in d})
+    supply = provider_supply(con)
     spread_rows = []
     for gpu, d in sorted(per.items()):
         lo, hi = min(d.values()), max(d.values())
@@ -71,7 +73,8 @@ def gpu_now(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age
     spread = Table("gpu_spread_on_demand",
                    f"Spread across providers: lowest on-demand price per GPU-hour ({currency})",
                    [Column("gpu_model", "GPU")]
-                   + [Column(p, p, "money") for p in providers]
+                   + [Column(p, f"{p} ({supply[p]})" if p in supply else p, "money")
+                      for p in providers]
                    + [Column("n_providers", "providers", "int"),
                       Column("spread", "highest / lowest", "ratio"),
                       Column("oldest", "oldest snapshot")], spread_rows,
@@ -192,15 +195,16 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
     (fx_rates_freshness)."""
     seen = {r["provider"]: r for r in view_rows(
         con, "SELECT * FROM provider_health(?::DATE, ?::DATE, ?)", start, end, max_age)}
+    supply = provider_supply(con)
     out = []
     for p in PROVIDERS:
         h = seen.get(p, {})
         snap = h.get("last_snapshot")
-        state = ("no data" if snap is None else
-                 "failing" if h.get("failures") else
-                 "stale" if h.get("is_stale") else "ok")
-        out.append(dict(provider=p, state=state, last_snapshot=snap, rows=h.get("rows"),
-                        age_days=h.get("age_days"), runs=h.get("runs", 0),
+        # A week without runs is judged by the snapshot it serves: fresh is ok, old is stale.
+        runs = h.get("statuses") or (("ok",) if snap else ())
+        state = provider_state(runs, h.get("age_days"), max_age)
+        out.append(dict(provider=p, supply=supply.get(p), state=state, last_snapshot=snap,
+                        rows=h.get("rows"), age_days=h.get("age_days"), runs=h.get("runs", 0),
                         failures=h.get("failures", 0), last_error=h.get("last_error")))
     last, n = con.execute("SELECT last_date, n_currencies FROM fx_rates_freshness(?::DATE)",
                           [end]).fetchone()
@@ -211,11 +215,14 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
                     last_snapshot=last, rows=n, age_days=fx_age, runs=None, failures=None,
                     last_error=None))
     return Table("data_health", "Data health per provider", [
-        Column("provider", "provider"), Column("state", "state"),
+        Column("provider", "provider"), Column("supply", "seller"), Column("state", "state"),
         Column("last_snapshot", "last good snapshot"), Column("rows", "rows", "int"),
         Column("age_days", "age (days)", "int"), Column("runs", "runs this week", "int"),
         Column("failures", "failures this week", "int"), Column("last_error", "last error"),
-    ], out, note=f"Rows of the last good snapshot; for ECB, currencies quoted. Age is counted "
-                 f"from the end of the report week; a provider is stale when its last good "
-                 f"snapshot is more than {max_age} days old (its offers are then in no figure), "
+    ], out, note="State: ok, degraded, failed (a run failed this week), stale or not run (no "
+                 "run this week and no snapshot). Rows of the last good snapshot; for ECB, "
+                 "currencies quoted. "
+                 "Age is counted from the end of the report week; a provider is stale when its "
+                 f"last good snapshot is more than {max_age} days old (its offers are then in no "
+                 "figure), "
                  f"the ECB rates when they are more than {FX_STALE_DAYS} days old.")

@@ -51,3 +51,13 @@ def view_rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[di
     cur = con.execute(sql, list(params))
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def provider_supply(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Each provider's class (provider_classes: own, marketplace, reseller), shown next to the
+    provider so the report compares like with like; {} for a warehouse without it."""
+    try:
+        rows = view_rows(con, "SELECT provider, supply FROM provider_classes")
+    except duckdb.CatalogException:  # a warehouse made before the view, opened read-only
+        return {}
+    return {r["provider"]: r["supply"] for r in rows if r["supply"]}

@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from reports.tables import Column, Table, view_rows
+from reports.tables import Column, Table, provider_supply, view_rows
 from sizing.rank import rank as sizing_rank
 from sizing.workload import Workload
 
@@ -35,6 +35,10 @@ _OFFER_COLS = [
     Column("expected_preemptions", "expected preemptions", "num"),
     Column("snapshot_date", "snapshot", "date"), Column("age_days", "age (d)", "int"),
 ]
+# Said in the headline when the best offer is a marketplace listing (provider_classes).
+MARKETPLACE_NOTE = ("a marketplace listing: one independent host's offer among many for this "
+                    "GPU, not the provider's own capacity (host reliability and availability "
+                    "vary; compare with the best 'own' or 'reseller' offer below)")
 # Marks a tokens/s figure whose GPU class has no published training measurement.
 ASSUMED_MARK = "†"
 ASSUMED_NOTE = (f"{ASSUMED_MARK} efficiency assumed: no published training measurement for "
@@ -42,12 +46,14 @@ ASSUMED_NOTE = (f"{ASSUMED_MARK} efficiency assumed: no published training measu
                 "(sizing/gpu_efficiency.csv, docs/sizing.md).")
 # `fit`: fits, or tight (the estimate is within the card, the estimator's measured error margin
 # is not: sizing/fit.py); the reason names the risk.
-RANK_COLS = [Column("offer", "offer"), *_OFFER_COLS, Column("per_gpu_gb", "GB/GPU", "num"),
-             Column("fit_verdict", "fit"), Column("reason", "why")]
+RANK_COLS = [Column("offer", "offer"), Column("supply", "seller"), *_OFFER_COLS,
+             Column("per_gpu_gb", "GB/GPU", "num"), Column("fit_verdict", "fit"),
+             Column("reason", "why")]
 # The headline keeps to what a buyer compares across the three choices, date first so that it
 # stays in view on a laptop screen; where_to_rent.csv carries every column of the row.
 CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
-               Column("offer", "offer"), Column("snapshot_date", "snapshot", "date"),
+               Column("offer", "offer"), Column("supply", "seller"),
+               Column("snapshot_date", "snapshot", "date"),
                Column("age_days", "age (d)", "int"),
                Column("cost_to_finish", "to finish", "money"),
                Column("cost_per_checkpoint", "per successful checkpoint", "money"),
@@ -57,7 +63,7 @@ CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
                Column("speed", "tokens/s"),
                Column("expected_preemptions", "expected preemptions", "num"),
                Column("reason", "why")]
-APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"),
+APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"), Column("supply", "seller"),
               Column("cost_to_finish", "to finish", "money"),
               Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
               Column("pricing_model", "pricing"), Column("snapshot_date", "snapshot", "date"),
@@ -130,17 +136,19 @@ def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: st
     ranked = rank_fn(workloads, reps, currency, usd, node_shapes) if reps and workloads else {}
     lookup = {(r["provider"], r["sku"], r.get("region"), r["pricing_model"],
                r["gpu_model"]): r for r in reps}
-    return [_section(w, ranked.get(w.name, []), lookup) for w in workloads], notes
+    supply = provider_supply(con)
+    return [_section(w, ranked.get(w.name, []), lookup, supply) for w in workloads], notes
 
 
-def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict[str, Any]]
-             ) -> dict[str, Any]:
+def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict[str, Any]],
+             supply: Mapping[str, str]) -> dict[str, Any]:
     ok, apart, bad = [], [], []
     for row in ranked:
         rep = lookup.get((row["provider"], row["sku"], row.get("region"),
                           row["pricing_model"], row["gpu_model"]), {})
         row = dict(row, n_regions=rep.get("n_regions", 1), layout=_layout(row),
-                   offer=f"{row['provider']} {row['sku']}", speed=_speed(row))
+                   offer=f"{row['provider']} {row['sku']}", speed=_speed(row),
+                   supply=supply.get(row["provider"]))
         (ok if row["verdict"] == "ok" else apart if row["verdict"] in APART
          else bad).append(row)
     best_per_provider: dict[str, dict[str, Any]] = {}
@@ -198,6 +206,9 @@ def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
             if row is None:
                 row = dict(offer="none: no firm, fresh offer of this kind fits",
                            cost_to_finish=None)
+            elif row.get("supply") == "marketplace":
+                row = dict(row, reason=MARKETPLACE_NOTE + (f"; {row['reason']}"
+                                                           if row.get("reason") else ""))
             rows.append(dict(row, workload=sec["name"], choice_label=label))
     return Table("where_to_rent", "Best firm offer of each kind, per workload", CHOICE_COLS, rows,
                  note="Per workload, the best firm on-demand, spot and committed offer, by "

@@ -171,7 +171,7 @@ def test_health(rep):
     assert h["runpod"]["rows"] == 61 and h["runpod"]["state"] == "ok"
     assert h["gcp"]["last_snapshot"] == dt.date(2026, 7, 30)
     assert h["gcp"]["state"] == "stale" and h["gcp"]["age_days"] == 66
-    assert h["lambda"]["state"] == "no data"
+    assert h["lambda"]["state"] == "not run"  # never read: listed, not left out
     assert h["ecb (FX)"]["last_snapshot"] == dt.date(2026, 10, 2)
 
 
@@ -187,7 +187,7 @@ def test_failures_this_week_are_counted(settings, tmp_path):
                   started_at=dt.datetime(2026, 10, 1, 2, tzinfo=dt.UTC))
     rep = build.build_report(c, "2026-W40", "EUR", ())
     runpod = next(r for r in rep.health.rows if r["provider"] == "runpod")
-    assert runpod["failures"] == 1 and runpod["state"] == "failing"
+    assert runpod["failures"] == 1 and runpod["state"] == "failed"
     assert "HTTP 503" in runpod["last_error"]
 
 

@@ -1,9 +1,11 @@
-"""The two tables written beside the offers store: `fx_rates` (ECB reference rates) and `runs`
-(each provider's outcome per nightly run)."""
+"""The tables written beside the offers store: `fx_rates` (ECB reference rates), `runs` (each
+provider's outcome per nightly run) and `providers` (the registry's declarations)."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -75,3 +77,22 @@ def record_run(
             [run_id, started_at, finished_at, provider, day, status, rows, quarantined, error,
              message],
         )
+
+
+_PROVIDER_COLUMNS = ("provider", "name", "kind", "supply")
+
+
+def load_providers(con: duckdb.DuckDBPyConnection, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Replace the `providers` table with `rows` (provider, name, kind, supply; from the
+    provider registry, which flows/ reads for the warehouse) in one transaction. Returns the
+    number of rows. Raises ValueError (and changes nothing) when a provider is given twice."""
+    data = [tuple(r.get(c) for c in _PROVIDER_COLUMNS) for r in rows]
+    ids = [d[0] for d in data]
+    if len(set(ids)) < len(ids):
+        raise ValueError(f"providers given twice: {sorted({i for i in ids if ids.count(i) > 1})}")
+    with transaction(con):
+        con.execute("DELETE FROM providers")
+        if data:
+            con.executemany("INSERT INTO providers (provider, name, kind, supply) "
+                            "VALUES (?, ?, ?, ?)", data)
+    return len(data)

@@ -43,6 +43,7 @@ VIEWS = (
     "staging/provider_runs",
     "staging/week_snapshot_pairs",
     "marts/latest_snapshot",
+    "marts/provider_classes",
     "marts/latest_offers",
     "marts/stale_providers",
     "marts/offer_history",

@@ -172,6 +172,17 @@ TABLES = {
         available BOOLEAN
     )
     """,
+    # The provider registry's declarations (spiders/registry.py), replaced whole at every load
+    # (records.load_providers): the warehouse cannot import spiders, so flows/ passes them in.
+    # kind: hyperscaler | gpu_cloud; supply: own | marketplace | reseller (registry.SUPPLIES).
+    "providers": """
+    CREATE TABLE IF NOT EXISTS providers (
+        provider VARCHAR NOT NULL,
+        name VARCHAR,
+        kind VARCHAR,
+        supply VARCHAR
+    )
+    """,
     # The (provider, snapshot_date) pairs that hold offers: numbered at query time (a few
     # thousand rows), so a snapshot loaded in the middle of history renumbers nothing stored.
     "snapshot_dates": """

@@ -6,8 +6,9 @@
 -- placeholder such as Runpod's 0.50, or a "from $X" floor) and stale offers (latest snapshot
 -- older than the limit: stale_offers lists them) never win. Prices convert to USD and EUR with
 -- fx_factor at the offer's own snapshot date; an offer that cannot be converted ranks last.
--- Every row carries the winner's snapshot_date and age_days. Ties go to provider, sku, region
--- alphabetically.
+-- Every row carries the winner's snapshot_date and age_days, and its provider's class (supply:
+-- own, marketplace or reseller; provider_classes): a marketplace's cheapest is one host's
+-- listing. Ties go to provider, sku, region alphabetically.
 CREATE OR REPLACE VIEW cheapest_now AS
 WITH priced AS (
     SELECT
@@ -30,7 +31,7 @@ ranked AS (
     FROM priced
 )
 SELECT
-    gpu_model, pricing_model, provider, sku, region, gpu_count, commitment_months,
+    gpu_model, pricing_model, provider, supply, sku, region, gpu_count, commitment_months,
     price_per_hour, currency, price_per_gpu_hour, price_per_gpu_hour_usd,
     price_per_gpu_hour_eur, firm_price, snapshot_date, age_days, n_offers
 FROM ranked

@@ -8,7 +8,9 @@
 -- archive's last day (the bundled history, which ends on 2026-10-05, is read as of that day, not
 -- as of the machine's clock). `gpuprices rank` without --date takes the same day. is_announced marks
 -- prices that take effect after the snapshot; firm_price / price_caveat say whether a price is
--- a firm quote.
+-- a firm quote. supply is the provider's class (provider_classes: own, marketplace, reseller;
+-- NULL for a provider the registry no longer declares), so like is compared with like.
 CREATE OR REPLACE VIEW latest_offers AS
-SELECT *
-FROM offers_as_of((SELECT as_of FROM latest_snapshot))
+SELECT o.*, c.supply
+FROM offers_as_of((SELECT as_of FROM latest_snapshot)) AS o
+LEFT JOIN provider_classes AS c USING (provider)
