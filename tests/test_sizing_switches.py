@@ -39,13 +39,14 @@ def test_loss_ladder_full_chunked_fused():
     full = _gb(_w(loss="full"), "logits")
     chunked = _gb(_w(loss="chunked", loss_chunks=8), "logits")
     fused = _gb(_w(loss="fused"), "logits")
-    # chunked keeps the bf16 logits and one fp32 chunk: 10 B -> 3 B per logit
-    assert chunked / full == pytest.approx(3 / 10)
+    # full: fp32 log-softmax + two fp32 grads at the backward, 12 B per logit; chunked keeps
+    # the bf16 logits and one fp32 chunk: 3 B
+    assert chunked / full == pytest.approx(3 / 12)
     # fused never materialises them: of the order of hidden / vocab of the full tensor
     assert fused < chunked / 10
     # more chunks, less memory, never below the bf16 logits themselves
     assert _gb(_w(loss="chunked", loss_chunks=32), "logits") < chunked
-    assert _gb(_w(loss="chunked", loss_chunks=10 ** 6), "logits") >= full * 0.2
+    assert _gb(_w(loss="chunked", loss_chunks=10 ** 6), "logits") >= full * 2 / 12
 
 
 def test_torchtune_default_is_its_chunked_loss():
