@@ -295,7 +295,12 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     act_bytes = 4.0 if w.precision == "fp32" else 2.0
     # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
     # with 16-bit gathered parameters, so its residual stream is 16-bit.
-    resid_bytes = 4.0 if (w.precision == "fp32" or (_is_mixed(w) and not sharded)) else 2.0
+    # hf QLoRA: prepare_model_for_kbit_training casts the embeddings to fp32, so the residual
+    # stream (checkpointed layer inputs, norm inputs) is fp32 (TRL skips that call for sharded
+    # QLoRA: SFTTrainer._prepare_peft_model, is_sharded_qlora).
+    kbit_fp32 = w.method == "qlora" and prof.kbit_fp32_unquantized and not sharded
+    resid_bytes = 4.0 if (w.precision == "fp32" or (_is_mixed(w) and not sharded)
+                          or kbit_fp32) else 2.0
     tokens = w.seq_len * w.micro_batch
     per_layer_tok = _layer_bytes_per_token(w, prof, act_bytes, resid_bytes) \
         - parallel.fp8_activation_saving(w)
