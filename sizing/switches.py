@@ -96,6 +96,15 @@ def resolve(w: Workload, prof: FrameworkProfile) -> Switches:
     )
 
 
+def switches_dict(w: Workload, prof: FrameworkProfile) -> dict[str, object]:
+    """The switches in force (`size --json`) and which of them the workload set itself (the
+    rest are the framework profile's defaults)."""
+    s = resolve(w, prof)
+    return {**s._asdict(), "set_by_workload": [k for k in Switches._fields
+                                               if getattr(w, k) is not None],
+            "defaults_from": prof.name}
+
+
 def logits_bytes(w: Workload, prof: FrameworkProfile, s: Switches) -> tuple[float, str]:
     """Bytes at the loss for one micro-batch, and the note saying why."""
     tokens = w.seq_len * w.micro_batch
