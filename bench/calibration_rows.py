@@ -28,6 +28,11 @@ Row -> workload rules (each from the row's own source):
   over the fp32 weights train.py loads (bf16-mixed) or, for QLoRA, bf16 quant storage. A card
   the page does not name gives a memory row without a verdict; "2X40GB GPUs" (the page's stated
   requirement) is taken as the 40 GB A100.
+* Qwen README profiling rows (QwenLM/Qwen README.md "Profiling of Memory and Speed", the LoRA
+  rows on one A100-SXM4-80G): finetune.py's LoraArguments (r=64, dropout 0.05, c_attn, c_proj,
+  w1, w2: every linear layer) and finetune_lora_single_gpu.sh (bf16, gradient checkpointing),
+  framework hf (transformers Trainer + PEFT), batch 1 at the stated length. Their s/it is kept
+  in other_timing, not scored (docs/sizing.md, Accuracy).
 * Architectures: models.csv when the model is there, else inferred from params_b by the
   workload rule (T5, BLOOM, MPT families).
 """
@@ -53,6 +58,7 @@ MODEL_NAMES = {
     "Llama-2-7B": "Llama 2 7B", "Llama-2-13B": "Llama 2 13B", "phi-1.5": "phi-1.5",
     "StableLM-Base-Alpha-3B": "StableLM-Base-Alpha-3B", "Falcon-7B": "Falcon-7B",
     "Falcon-40B": "Falcon-40B", "Llama-2-70B": "Llama 2 70B",
+    "Qwen-1.8B": "Qwen 1.8B", "Qwen-7B": "Qwen 7B", "Qwen-14B": "Qwen 14B",
 }
 PEFT_SEQ_ASSUMED = 64
 PEFT_BATCH = 8
@@ -96,6 +102,15 @@ def _peft_docs_workload(d: dict, method: str, r: dict[str, str]) -> tuple[dict |
     if method == "qlora":
         d["double_quant"] = "nf4-dq" in r["precision"]
     d["gpu"] = None if r["gpu_model"] == GPU_NOT_STATED else _gpu(r["gpu_model"])
+    return d, ""
+
+
+def _qwen_readme_workload(d: dict, r: dict[str, str]) -> tuple[dict | None, str]:
+    """A Qwen README profiling row: finetune.py's LoraArguments and the single-GPU script."""
+    d.update(framework="hf", lora_rank=64, lora_targets="all", lora_dropout=True,
+             precision="bf16-true", seq_len=int(r["seq_len"]), micro_batch=1,
+             grad_checkpointing=True, gpus=1, sharding="none", optimizer="adamw",
+             gpu=_gpu(r["gpu_model"]))
     return d, ""
 
 
@@ -159,6 +174,8 @@ def row_to_workload(r: dict[str, str]) -> tuple[dict | None, str]:
         return _axolotl_workload(d, method, r)
     if src.startswith("Hugging Face PEFT docs"):
         return _peft_docs_workload(d, method, r)
+    if src.startswith("Qwen README"):
+        return _qwen_readme_workload(d, r)
     d.update(_framework_fields(src))
     prec = r["precision"].lower()
     precision = _precision(prec, src)
