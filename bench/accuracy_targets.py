@@ -37,9 +37,10 @@ class Target(NamedTuple):
 def targets(res: dict, s: dict, by_class: list[dict]) -> list[Target]:
     """The targets from sizing_accuracy's evaluate() result `res`, its summary() `s` and its
     tokens_per_s_by_class() rows."""
-    mem = res["mem"]
+    mem = [m for m in res["mem"] if m["capacity"]]  # rows whose source names the card
     accepted = [m for m in mem if m["verdict"] in ("fits", "tight")]
     closest = max(mem, key=lambda m: m["measured"] / m["capacity"])
+    unnamed = len(res["mem"]) - len(mem)
     worst = max(by_class, key=lambda c: c["after"])
     outs = [c["after_out"] for c in by_class if c["out_rows"]]
     return [
@@ -52,7 +53,8 @@ def targets(res: dict, s: dict, by_class: list[dict]) -> list[Target]:
         Target("published peaks -> fits or tight on their card", f"{len(accepted)}/{len(mem)}",
                len(accepted) == len(mem),
                f"closest to its limit: {closest['label']}, {closest['measured']:.1f} of "
-               f"{closest['capacity']:g} GB -> {closest['verdict']}"),
+               f"{closest['capacity']:g} GB -> {closest['verdict']}"
+               + (f"; {unnamed} row(s) name no card" if unnamed else "")),
         Target(f"tokens/s median |error| <= {TOKENS_CLASS_MEDIAN_MAX:g}% in every GPU class",
                f"worst {worst['gpu_class']} {worst['after']:.1f}%",
                worst["after"] <= TOKENS_CLASS_MEDIAN_MAX,

@@ -30,7 +30,7 @@ sizing/workloads.toml, and the issue's 32B LoRA example):
 Models: a size the table names stands for every models.csv row sold under that size (its name
 says "8B", "32B", "70B": Llama 3.1 8B; Qwen2.5 32B; Llama 2 70B and Llama 3.1 70B); a size no
 row is named after would be an architecture inferred from the size by
-sizing.workload.infer_architecture. Above the table's largest size the ladder goes on with the
+sizing.architecture.infer_architecture. Above the table's largest size the ladder goes on with the
 next size a models.csv name states at least the table's smallest step (70/32 = 2.2x) above it
 (405B; Qwen2.5 72B is the 70B class), so a "70B" cell's "nothing larger" is checked too.
 A cell claims: every model of its size is accepted and no model of the next size up is. It
@@ -55,13 +55,9 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sizing.architecture import infer_architecture, model_table  # noqa: E402
 from sizing.memory import estimate_memory  # noqa: E402
-from sizing.workload import (  # noqa: E402
-    Architecture,
-    Workload,
-    infer_architecture,
-    model_table,
-)
+from sizing.workload_fields import Architecture, Workload  # noqa: E402
 from warehouse.gpus import canonical_gpu, gpu_models  # noqa: E402
 
 TABLE = ROOT / "tests/fixtures/sizing/rule_of_thumb_fit_table.csv"

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/sizing_accuracy.py [--csv PATH] [--rows] [--write-margin]
 
-Reads tests/fixtures/sizing/measured_calibration.csv (72 rows, sources per row). Each row is
+Reads tests/fixtures/sizing/measured_calibration.csv (76 rows, sources per row). Each row is
 turned into a workload by the explicit rules below (no per-row constants); rows the model
 cannot represent are listed with the reason. Prints, for the estimator and beside it for the
 buyers' rules of thumb: median absolute % error of memory and of tokens/s, share within +-25%,
@@ -12,26 +12,7 @@ relative under-estimate over the memory rows, beside the figure stored in sizing
 `--write-margin` stores the one computed now. Last, every target of issue 13 with pass / fail in
 one block (bench/accuracy_targets.py).
 
-Row -> workload rules (each from the row's own source):
-* LitGPT rows: framework litgpt, LoRA r=8 on query+value with dropout 0.05 (litgpt
-  finetune/lora.py defaults, Oct 2023: "trainable 4,194,304 (r=8 on q,v)" in the row),
-  AdamW; seq_len = the longest Alpaca sample the row states (the peak is at that batch);
-  single-GPU runs without activation checkpointing (not a litgpt finetune option then),
-  multi-GPU FSDP runs with it (litgpt's FSDPStrategy(activation_checkpointing_policy={Block})).
-  LitGPT prints torch.cuda.max_memory_allocated, so the estimate compared is `allocated_gb`
-  (without the CUDA context).
-* LLaMA-Adapter rows: frozen base with 0.5-4M trainable parameters, the same memory structure
-  as LoRA r=8 on q,v (adapter -> lora, adapter_qlora -> qlora).
-* PEFT README rows: models loaded in the default fp32 dtype (the PEFT example scripts pass no
-  torch_dtype), batch 8 (PEFT twitter_complaints examples); sequence "short": 64 tokens is an
-  ASSUMPTION (tweets + label), stated here and in the output. CPU-offload rows are excluded.
-* Axolotl examples/llama-2 rows: the example configs (axolotl-ai-cloud/axolotl
-  examples/llama-2/qlora.yml @013495e1: sequence_len 4096, micro_batch_size 2, lora_r 32 on
-  all linear layers, dropout 0.05, gradient checkpointing, flash attention, paged AdamW with
-  32-bit states); framework hf (Axolotl trains with transformers + PEFT). The LoRA example loads
-  the base in 8 bits (load_in_8bit: true, LLM.int8), which is not a modeled method: excluded.
-* Architectures: models.csv when the model is there, else inferred from params_b by the
-  workload rule (T5, BLOOM, MPT families).
+Row -> workload rules: bench/calibration_rows.py.
 """
 
 from __future__ import annotations
@@ -47,139 +28,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from accuracy_targets import print_targets  # noqa: E402
+from calibration_rows import PEFT_SEQ_ASSUMED, row_to_workload  # noqa: E402
 
 from sizing import fit  # noqa: E402
 from sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
 from sizing.memory import estimate_memory  # noqa: E402
 from sizing.throughput import estimate_throughput  # noqa: E402
 from sizing.workload import workload_from_dict  # noqa: E402
-from warehouse.gpus import canonical_gpu, gpu_models  # noqa: E402
+from warehouse.gpus import gpu_models  # noqa: E402
 
 CSV = ROOT / "tests/fixtures/sizing/measured_calibration.csv"
 CLASS_CSV = ROOT / "tests/fixtures/sizing/throughput_by_class.csv"
-# Calibration wordings canonical_gpu cannot take as they stand (explanations in parentheses).
-GPU_WORDING = {
-    "A100 40GB (inferred: bf16-true rows identical to resource-tables A100 run)": "A100-40GB",
-    "A100 40GB (inferred)": "A100-40GB",
-    "24GB GPU (RTX 4090 mentioned)": "RTX4090-24GB",
-}
-MODEL_NAMES = {
-    "Llama-2-7B": "Llama 2 7B", "Llama-2-13B": "Llama 2 13B", "phi-1.5": "phi-1.5",
-    "StableLM-Base-Alpha-3B": "StableLM-Base-Alpha-3B", "Falcon-7B": "Falcon-7B",
-    "Falcon-40B": "Falcon-40B",
-}
-PEFT_SEQ_ASSUMED = 64
-PEFT_BATCH = 8
-
-
-def _gpu(text: str) -> str | None:
-    return GPU_WORDING.get(text) or canonical_gpu(text)
-
-
-def _method(text: str) -> str | None:
-    t = text.lower()
-    if t.startswith("full"):
-        return "full"
-    if "qlora" in t:
-        return "qlora"
-    if t.startswith("lora") or t.startswith("llama_adapter"):
-        return "lora"
-    return None
-
-
-def _axolotl_workload(d: dict, method: str, r: dict[str, str]) -> tuple[dict | None, str]:
-    """An Axolotl examples/llama-2 row: the example config's settings (module docstring)."""
-    if method != "qlora":
-        return None, "Axolotl LoRA example loads the base in 8 bits (not modeled)"
-    d.update(framework="hf", precision="bf16-true", seq_len=4096, micro_batch=2,
-             lora_rank=32, lora_targets="all", grad_checkpointing=True, gpus=1,
-             sharding="none", optimizer="adamw")
-    d["gpu"] = _gpu(r["gpu_model"])
-    return d, ""
-
-
-def _framework_fields(src: str) -> dict:
-    """LitGPT and PEFT rows train LoRA r=8 on q,v (their defaults, module docstring)."""
-    if "litgpt" in src.lower() or "LitGPT" in src:
-        return dict(framework="litgpt", lora_rank=8, lora_targets="qv")
-    if "PEFT" in src:
-        return dict(framework="hf", lora_rank=8, lora_targets="qv")
-    return dict(framework="hf")
-
-
-def _precision(prec: str, src: str) -> str | None:
-    if "mixed" in prec or prec.startswith("amp_bf16"):
-        return "bf16-mixed"
-    if prec.startswith("bf16"):
-        return "bf16-true"
-    if "PEFT" in src and "unknown" in prec:
-        return "fp32"
-    return None
-
-
-def _batch_shape(r: dict[str, str], src: str) -> tuple[tuple[int, int] | None, str]:
-    """((sequence length, micro-batch), why-not) of a row; PEFT rows take the assumed ones."""
-    if "PEFT" in src:
-        return (PEFT_SEQ_ASSUMED, PEFT_BATCH), ""
-    m = re.search(r"\d+", r["seq_len"])
-    if not (m and "-" not in r["seq_len"].split("(")[0].replace("<=", "")):
-        return None, f"sequence length not stated ({r['seq_len']})"
-    mb = re.search(r"\d+", r["micro_batch"])
-    if not mb:
-        return None, f"micro-batch not stated ({r['micro_batch']})"
-    return (int(m.group()), int(mb.group())), ""
-
-
-def _grad_checkpointing(text: str, framework: str | None, gpus: int) -> bool:
-    gc = text.lower()
-    if gc.startswith("yes") or "recomputation" in gc or "selective" in gc:
-        return True
-    if gc.startswith("no"):
-        return False
-    return framework == "litgpt" and gpus > 1  # litgpt: see module docstring
-
-
-def row_to_workload(r: dict[str, str]) -> tuple[dict | None, str]:
-    """(workload dict, why-not) for one calibration row."""
-    method = _method(r["method"])
-    if method is None:
-        return None, f"method not stated ({r['method']})"
-    if "offload" in r["sharding"]:
-        return None, "CPU offload (not modeled)"
-    src = r["source"]
-    d: dict = {"name": f"{r['model']} {r['method']} mb{r['micro_batch']} x{r['gpus']}",
-               "method": method, "optimizer": "adamw"}
-    name = MODEL_NAMES.get(r["model"])
-    if name:
-        d["model"] = name
-    else:
-        d["params_b"] = float(r["params_b"])
-    if "Axolotl" in src:
-        return _axolotl_workload(d, method, r)
-    d.update(_framework_fields(src))
-    prec = r["precision"].lower()
-    precision = _precision(prec, src)
-    if precision is None:
-        return None, f"precision not stated ({r['precision']})"
-    d["precision"] = precision
-    if method == "qlora":
-        d["double_quant"] = "nf4-dq" in prec
-    shape, why = _batch_shape(r, src)
-    if shape is None:
-        return None, why
-    d["seq_len"], d["micro_batch"] = shape
-    gpus = int(r["gpus"])
-    d["gpus"] = gpus
-    d["sharding"] = "fsdp" if "fsdp" in r["sharding"].lower() else "none"
-    d["grad_checkpointing"] = _grad_checkpointing(r["grad_checkpointing"], d.get("framework"),
-                                                  gpus)
-    gpu = _gpu(r["gpu_model"])
-    if gpu is None:
-        return None, f"GPU wording {r['gpu_model']!r} unknown"
-    d["gpu"] = gpu
-    return d, ""
-
-
 def rule_gb(method: str, params_b: float) -> float:
     """Buyers' planning rules (issue 5)."""
     if method == "qlora":
@@ -208,9 +67,9 @@ def evaluate(path: Path = CSV) -> dict:
             skipped.append((r["model"], r["method"], why))
             continue
         w = workload_from_dict(d)
-        g = gpus[d["gpu"]]
+        g = gpus[d["gpu"]] if d["gpu"] else None  # None: the source names no card
         n = d["gpus"]
-        est = estimate_memory(w, gpu=g.gpu_model, gpus=n, capacity_gb=g.memory_gb)
+        est = estimate_memory(w, gpu=g and g.gpu_model, gpus=n, capacity_gb=g and g.memory_gb)
         shard = n if d["sharding"] != "none" else 1
         rule = rule_gb(w.method, w.arch.params_b) / shard
         label = f"{r['model']} {r['method']} {d['precision']} mb{d['micro_batch']} x{n}"
@@ -220,7 +79,8 @@ def evaluate(path: Path = CSV) -> dict:
             mem.append(dict(label=label, measured=measured, est=value, rule=rule,
                             err=_pct(value, measured), rule_err=_pct(rule, measured),
                             under=fit.under_estimate(measured, value),
-                            verdict=est.verdict, capacity=g.memory_gb))
+                            verdict=est.verdict, capacity=g and g.memory_gb,
+                            source=r["source"]))
         if is_oom:
             oom.append(dict(label=label, capacity=g.memory_gb, est=est.per_gpu_gb,
                             verdict=est.verdict, predicted_oom=est.verdict == "no",
@@ -357,6 +217,7 @@ def main() -> None:
     print("(buyers' rules: QLoRA 0.75 GB/B params; LoRA 2 B/param +20%; full 16 B/param; "
           "8-bit Adam 12 B/param; divided by GPUs when sharded; they give no tokens/s)")
     print(f"(PEFT rows: sequence length {PEFT_SEQ_ASSUMED} tokens is an assumption)")
+    _print_memory_by_source(res)
     print_tokens_per_s_by_class(res)
     _print_margin(s)
     print_targets(res, s, tokens_per_s_by_class(res))
@@ -376,6 +237,18 @@ def main() -> None:
         print("\nnot comparable:")
         for model, method, why in res["skipped"]:
             print(f"  {model} {method}: {why}")
+
+
+def _print_memory_by_source(res: dict) -> None:
+    """Memory rows per source: how many, their median |error| and signed median (+ = over)."""
+    by: dict[str, list[dict]] = {}
+    for m in res["mem"]:
+        by.setdefault(m["source"], []).append(m)
+    print("\nmemory rows per source: rows, median |error| %, median signed error % (+ over)")
+    for src, ms in sorted(by.items()):
+        signed = statistics.median((m["est"] - m["measured"]) / m["measured"] * 100 for m in ms)
+        print(f"  {src[:62]:62}{len(ms):>4}{statistics.median(m['err'] for m in ms):>8.1f}"
+              f"{signed:>+8.1f}")
 
 
 def _calibration_name(path: Path) -> str:

@@ -22,9 +22,11 @@ from rich.table import Table
 from flows.config import max_age_days as config_max_age_days
 from flows.gpu_names import load_known_workloads, unknown_gpu
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from sizing import parallel, switches
 from sizing import trace as trace_engine
 from sizing.compat import check as compat_check
 from sizing.fit import verdict as fit_verdict
+from sizing.frameworks import profile
 from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.rank_row import RankRow
@@ -97,6 +99,8 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "model": {"name": w.arch.name, "params_b": w.arch.params_b,
                   "inferred_fields": list(w.arch.inferred)},
         "method": w.method, "precision": w.precision, "framework": w.framework,
+        "parallel": parallel.layout_dict(w, n, per_node),  # tp / pp / cp / dp, its name
+        "switches": switches.switches_dict(w, profile(w.framework)),
         # Whether the software the workload needs runs on this card (sizing/compat.py).
         "compatibility": compat_check(w, spec).as_dict(),
         "notes": mem.notes + tp.notes + (
@@ -132,8 +136,8 @@ def size(
         typer.echo(json.dumps(results, indent=2))
         return
     for r in results:
-        t = Table(title=f"{r['name']}: {r['gpus']} x {r['gpu']} — "
-                        f"{SIZE_VERDICTS[r['verdict']]}")
+        t = Table(title=f"{r['name']}: {r['gpus']} x {r['gpu']}, "
+                        f"{r['parallel']['description']} — {SIZE_VERDICTS[r['verdict']]}")
         t.add_column("term")
         t.add_column("GB per GPU", justify="right")
         for k, v in r["breakdown"].items():

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from reports.tables import Column, Table, provider_supply, view_rows
+from sizing import parallel
 from sizing.rank import rank as sizing_rank
 from sizing.workload import Workload
 
@@ -158,7 +159,8 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
     slug = _slug(w.name)
     return dict(
         name=w.name,
-        summary=(f"{w.arch.name}, {w.method}, {w.precision}, seq {w.seq_len}, "
+        summary=(f"{w.arch.name}, {w.method}, {w.precision}, {_planned_layout(w)}, "
+                 f"seq {w.seq_len}, "
                  f"{w.tokens:,.0f} tokens, checkpoint every "
                  f"{w.checkpoint_every_tokens:,.0f} tokens"),
         top=Table(f"workload_{slug}_top", f"{w.name}: cheapest per successful checkpoint",
@@ -175,6 +177,12 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
                     NOFIT_COLS, _why_not(bad)),
         all_ok=ok,
     )
+
+
+def _planned_layout(w: Workload) -> str:
+    """The workload's own layout on its `gpus` (e.g. "TP8 x FSDP8 over 8 nodes" on 8-GPU
+    nodes); the offers' node sizes are in each row's GPUs column."""
+    return parallel.layout_dict(w, w.gpus or 1)["description"]
 
 
 def _speed(row: dict[str, Any]) -> str:

@@ -38,17 +38,22 @@ class FrameworkProfile:
     own_lora_kernels: bool = False
     # QLoRA: the parameters left unquantized (embeddings, norms, lm_head) are upcast to fp32.
     kbit_fp32_unquantized: bool = False
+    # LoRA on a frozen bf16/fp32 base runs transformers' modeling code with PEFT's LoRA layers:
+    # its saved tensors are counted from that code (sizing/hf_activations.py) instead of the
+    # generic per-block count fitted to LitGPT's modules.
+    hf_lora_modules: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
     "hf": FrameworkProfile(
         name="hf",
         # transformers' causal-LM heads compute the loss on logits upcast to fp32
-        # (`logits.float()` / loss_utils ForCausalLMLoss upcasts): bf16 logits (2) + fp32
-        # log-softmax output saved by cross_entropy (4) + fp32 gradient of it (4).
-        logits_bytes=10.0,
-        logits_note="bf16 logits + fp32 log-softmax + fp32 grad (transformers ForCausalLMLoss "
-                    "upcasts logits to float)",
+        # (loss_utils ForCausalLMLoss `logits.float()`): at the start of backward the fp32
+        # log-softmax saved by cross_entropy (4) + nll_loss's and log_softmax's fp32 gradients
+        # (4 + 4); the bf16 logits and the upcast are freed by then (switches.FULL_LOGIT_BYTES).
+        logits_bytes=12.0,
+        logits_note="fp32 log-softmax + two fp32 grads at the start of backward (transformers "
+                    "ForCausalLMLoss upcasts logits to float)",
         # PEFT >= 0.12 `autocast_adapter_dtype=True` keeps adapter weights in fp32 when the base
         # model is bf16/fp16 (PEFT LoraConfig docs).
         adapter_bytes=4.0,
@@ -65,6 +70,7 @@ PROFILES: dict[str, FrameworkProfile] = {
         # prepare_model_for_kbit_training, which casts every non-quantized parameter to fp32
         # "for stability" (peft/utils/other.py).
         kbit_fp32_unquantized=True,
+        hf_lora_modules=True,
     ),
     "litgpt": FrameworkProfile(
         name="litgpt",

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sizing import fit, parallel, switches
+from sizing import fit, hf_activations, parallel, switches
 from sizing.frameworks import FrameworkProfile, profile
 from sizing.workload import Workload
 
@@ -274,6 +274,19 @@ def _sharding(w: Workload, prof: FrameworkProfile, n: int, weights: float,
     return _Sharding(1.0, 1.0, 1.0, 0.0)
 
 
+def _layer_bytes_per_token(w: Workload, prof: FrameworkProfile, act_bytes: float,
+                           resid_bytes: float) -> float:
+    """Bytes one layer saves per token: transformers + PEFT LoRA counted from their code
+    (sizing/hf_activations.py), every other case by the generic count; residual-stream tensors
+    are fp32 under autocast, the rest 16-bit (fp32 under fp32)."""
+    if prof.hf_lora_modules and w.method == "lora":
+        tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
+        return hf_activations.lora_layer_bytes(w, prof.adapter_bytes or act_bytes, act_bytes,
+                                               resid_bytes, tile)
+    elems, resid = activation_elements_per_token(w)
+    return elems * act_bytes + resid * (resid_bytes - act_bytes)
+
+
 def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
                        notes: list[str], layers: int | None = None) -> float:
     """Activations saved for backward, per GPU: its own micro-batch, over `layers` layers (all
@@ -282,11 +295,14 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     act_bytes = 4.0 if w.precision == "fp32" else 2.0
     # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
     # with 16-bit gathered parameters, so its residual stream is 16-bit.
-    resid_bytes = 4.0 if (w.precision == "fp32" or (_is_mixed(w) and not sharded)) else 2.0
+    # hf QLoRA: prepare_model_for_kbit_training casts the embeddings to fp32, so the residual
+    # stream (checkpointed layer inputs, norm inputs) is fp32 (TRL skips that call for sharded
+    # QLoRA: SFTTrainer._prepare_peft_model, is_sharded_qlora).
+    kbit_fp32 = w.method == "qlora" and prof.kbit_fp32_unquantized and not sharded
+    resid_bytes = 4.0 if (w.precision == "fp32" or (_is_mixed(w) and not sharded)
+                          or kbit_fp32) else 2.0
     tokens = w.seq_len * w.micro_batch
-    elems, resid = activation_elements_per_token(w)
-    # residual-stream tensors are fp32 under autocast; the rest is 16-bit (fp32 under fp32)
-    per_layer_tok = elems * act_bytes + resid * (resid_bytes - act_bytes) \
+    per_layer_tok = _layer_bytes_per_token(w, prof, act_bytes, resid_bytes) \
         - parallel.fp8_activation_saving(w)
     layers = a.num_layers if layers is None else layers
     per_layer = per_layer_tok * tokens + attention_scores_bytes_per_seq(w) * w.micro_batch

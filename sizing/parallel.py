@@ -103,6 +103,35 @@ def layout(w: Workload, gpus: int) -> tuple[Layout, list[str]]:
     return Layout(tp, pp, cp, dp), notes
 
 
+# The data-parallel part of a layout's name, by `sharding` (docs/sizing.md "Parallelism and
+# precision"): FSDP names itself, ZeRO is a stage of data parallelism.
+_DP_NAMES = {"fsdp": "FSDP{dp}", "zero2": "DP{dp} (ZeRO-2)", "zero3": "DP{dp} (ZeRO-3)",
+             "none": "DP{dp}"}
+
+
+def describe(w: Workload, lay: Layout, gpus_per_node: int = 8) -> str:
+    """The layout in words, model-parallel degrees first, then the data-parallel one with its
+    sharding: "TP8 x FSDP8 over 8 nodes", "FSDP8", "1 GPU". `gpus_per_node` only counts
+    nodes (an HGX / DGX board holds 8)."""
+    parts = [f"{name}{deg}" for name, deg in (("TP", lay.tp), ("PP", lay.pp), ("CP", lay.cp))
+             if deg > 1]
+    if lay.dp > 1:
+        parts.append(_DP_NAMES[w.sharding].format(dp=lay.dp))
+    gpus = lay.model_parallel * lay.dp
+    if not parts:
+        return "1 GPU"
+    nodes = math.ceil(gpus / gpus_per_node)
+    return " x ".join(parts) + (f" over {nodes} nodes" if nodes > 1 else "")
+
+
+def layout_dict(w: Workload, gpus: int, gpus_per_node: int = 8) -> dict[str, object]:
+    """The layout `size --json` reports: degrees, sharding, precision and its name."""
+    lay, _ = layout(w, gpus)
+    return {"tensor_parallel": lay.tp, "pipeline_parallel": lay.pp, "context_parallel": lay.cp,
+            "data_parallel": lay.dp, "sharding": w.sharding, "precision": w.precision,
+            "gpus": gpus, "description": describe(w, lay, gpus_per_node)}
+
+
 def stage_layers(w: Workload, lay: Layout) -> int:
     """Layers on the heaviest pipeline stage."""
     return math.ceil(w.arch.num_layers / lay.pp)

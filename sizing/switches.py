@@ -46,10 +46,14 @@ from sizing.frameworks import FrameworkProfile
 from sizing.workload import LOSSES, Workload
 
 __all__ = ["LOSSES", "Switches", "resolve"]
-# Bytes per logit element of a loss that materialises the fp32 logits: bf16 logits (2) + fp32
-# log-softmax saved by cross_entropy (4) + its fp32 gradient (4) (transformers' ForCausalLMLoss
-# upcasts logits to float).
-FULL_LOGIT_BYTES = 10.0
+# Bytes per logit element of a loss that materialises the fp32 logits (transformers'
+# ForCausalLMLoss upcasts logits to float, then cross_entropy = log_softmax + nll_loss). The peak
+# is at the start of backward, all activations still held: the fp32 log-softmax saved by
+# cross_entropy (4) + nll_loss's fp32 input gradient (4) + log_softmax's fp32 gradient (4). The
+# bf16 logits (2) and their fp32 upcast (4) are freed by then (nothing saves them; the trainer
+# drops the model output before backward), so the forward's 2 + 4 + 4 is the lower peak.
+# Seen in the trace engine: 12.6 GB of fp32 at the loss for 8192 x 128256 logits.
+FULL_LOGIT_BYTES = 12.0
 # Chunked: the bf16 logits stay whole (2 B), the fp32 upcast and its gradient (4 + 4) exist for
 # one chunk at a time: 2 + 8 / chunks (torchtune's 8 chunks: 3 B).
 CHUNK_FP32_BYTES = 8.0
@@ -92,6 +96,15 @@ def resolve(w: Workload, prof: FrameworkProfile) -> Switches:
     )
 
 
+def switches_dict(w: Workload, prof: FrameworkProfile) -> dict[str, object]:
+    """The switches in force (`size --json`) and which of them the workload set itself (the
+    rest are the framework profile's defaults)."""
+    s = resolve(w, prof)
+    return {**s._asdict(), "set_by_workload": [k for k in Switches._fields
+                                               if getattr(w, k) is not None],
+            "defaults_from": prof.name}
+
+
 def logits_bytes(w: Workload, prof: FrameworkProfile, s: Switches) -> tuple[float, str]:
     """Bytes at the loss for one micro-batch, and the note saying why."""
     tokens = w.seq_len * w.micro_batch
@@ -107,7 +120,7 @@ def logits_bytes(w: Workload, prof: FrameworkProfile, s: Switches) -> tuple[floa
         per = 2.0 + CHUNK_FP32_BYTES / s.loss_chunks
         why = f"bf16 logits + fp32 of one chunk in {s.loss_chunks} (CEWithChunkedOutputLoss)"
     else:
-        per, why = FULL_LOGIT_BYTES, "bf16 logits + fp32 log-softmax + fp32 grad"
+        per, why = FULL_LOGIT_BYTES, "fp32 log-softmax + two fp32 grads at the backward"
     return tokens * v * per, f"logits: {tokens} tokens x vocab {v} x {per:g} B ({why})"
 
 

@@ -124,23 +124,36 @@ def hf_config(a: Architecture):
 @contextlib.contextmanager
 def _patched_for_fake():
     """Module.to() a no-op (PEFT moves adapters to the base layer's device: fake CPU tensors
-    are there already) and MemTracker's sizes rounded to CUDA allocator blocks."""
+    are there already), MemTracker's sizes rounded to CUDA allocator blocks, and dropout saving
+    what CUDA's saves."""
     import torch
     from torch.distributed._tools import mem_tracker as mt
 
+    functional = torch.nn.functional
     orig_to, orig_calc = torch.nn.Module.to, mt._WeakRefInfo._calculate_mem_consumed
+    orig_dropout = functional.dropout
 
     def calc(self) -> int:
         mem = self.size * self.element_size
         return -(-mem // CUDA_BLOCK_BYTES) * CUDA_BLOCK_BYTES
 
+    def cuda_dropout(x, p=0.5, training=True, inplace=False):
+        # CUDA's F.dropout is the fused native_dropout, which saves a 1-byte bool mask; on the
+        # CPU it multiplies by a noise tensor of the input's dtype and saves that (4 B in fp32:
+        # aten/src/ATen/native/Dropout.cpp _dropout_impl). native_dropout runs on fakes too.
+        if not training or p == 0:
+            return x
+        return torch.native_dropout(x, p, True)[0]
+
     torch.nn.Module.to = lambda self, *a, **k: self
     mt._WeakRefInfo._calculate_mem_consumed = calc
+    functional.dropout = cuda_dropout
     try:
         yield
     finally:
         torch.nn.Module.to = orig_to
         mt._WeakRefInfo._calculate_mem_consumed = orig_calc
+        functional.dropout = orig_dropout
 
 
 def _build(w: Workload):

@@ -1,259 +1,39 @@
-"""Workloads (TOML `[[workload]]` tables) and model architectures (sizing/models.csv).
+"""Workloads from TOML `[[workload]]` tables: parsing and validation (docs/sizing.md
+"Workloads"). Every error names the workload and the field.
 
-A workload names a model from models.csv or gives `params_b` plus any architecture fields it
-knows. Missing fields are inferred from `params_b` by one documented rule (`infer_architecture`):
-
-* shape of a Llama-style decoder: gated (SwiGLU) MLP with intermediate = 8/3 x hidden rounded up
-  to a multiple of 256, head_dim 128, hidden / num_layers = 128 (Llama 2 7B 4096/32 and 13B
-  5120/40, models.csv), multi-head attention (num_kv_heads = heads: the larger, safer activation
-  count), untied embeddings, vocab 128256 (Llama 3 tokenizer; a large vocab is the safe side for
-  the logits buffer);
-* params = num_layers x (4 h^2 + 3 h i) + 2 x vocab x h; the number of layers is the integer
-  that brings this closest to params_b, hidden = 128 x num_layers.
-
-Given fields always win over inferred ones; the result records which fields were inferred.
+The dataclasses and the allowed values are sizing/workload_fields.py, the architecture table and
+inference sizing/architecture.py; the names callers use are imported here as well, so
+`from sizing.workload import Workload, load_workloads` keeps working.
 """
 
 from __future__ import annotations
 
-import csv
-import math
 import tomllib
-from dataclasses import dataclass, field, fields, replace
-from functools import cache
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).parent
-MODELS_CSV = HERE / "models.csv"
-
-METHODS = ("qlora", "lora", "full", "full_8bit")
-# fp8: Transformer Engine-style fp8 matmuls, higher-precision master weights (sizing/parallel.py);
-# needs a card with fp8 tensor cores (sizing/compat.py's fp8 rule).
-PRECISIONS = ("bf16-true", "bf16-mixed", "fp16-mixed", "fp32", "fp8")
-FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
-OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
-LORA_TARGETS = ("all", "attn", "qv")
-SHARDINGS = ("none", "zero2", "zero3", "fsdp")
-LOSSES = ("full", "chunked", "fused")  # sizing/switches.py
-# The GPU vendors of warehouse/gpus.csv (its `vendor` column, lower-cased): what `vendors` may
-# name (tests/test_sizing_compat.py keeps the two in step).
-VENDORS = ("nvidia", "amd")
-ARCH_FIELDS = (
-    "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "intermediate_size",
-    "vocab_size",
+from sizing.architecture import infer_architecture, lookup_model
+from sizing.workload_fields import (
+    ARCH_FIELDS,
+    FRAMEWORKS,
+    LORA_TARGETS,
+    LOSSES,
+    METHODS,
+    OPTIMIZERS,
+    PRECISIONS,
+    SHARDINGS,
+    VENDORS,
+    Architecture,
+    Workload,
+    WorkloadError,
 )
-INFER_VOCAB = 128256  # Llama 3 vocab_size (models.csv, Llama 3.1 8B)
-INFER_HEAD_DIM = 128  # Llama 2/3, Qwen2.5 7B+ (models.csv)
-INFER_ASPECT = 128  # hidden / layers of Llama 2 7B and 13B (models.csv)
 
-
-class WorkloadError(ValueError):
-    """A workload file or table that cannot be used, with the workload name and the field."""
-
-
-@dataclass(frozen=True)
-class Architecture:
-    name: str
-    params_b: float
-    hidden_size: int
-    num_layers: int
-    num_attention_heads: int
-    num_kv_heads: int
-    head_dim: int
-    intermediate_size: int
-    vocab_size: int
-    tie_embeddings: bool = False
-    mlp: str = "swiglu"  # swiglu (gated: 3 matrices) or gelu (2 matrices)
-    inferred: tuple[str, ...] = ()
-    source: str = ""
-
-    @property
-    def q_dim(self) -> int:
-        return self.num_attention_heads * self.head_dim
-
-    @property
-    def kv_dim(self) -> int:
-        return self.num_kv_heads * self.head_dim
-
-    def linear_params_per_layer(self) -> int:
-        h, i = self.hidden_size, self.intermediate_size
-        attn = h * self.q_dim + 2 * h * self.kv_dim + self.q_dim * h
-        mlp = (3 if self.mlp == "swiglu" else 2) * h * i
-        return attn + mlp
-
-    @property
-    def embedding_params(self) -> int:
-        return self.vocab_size * self.hidden_size
-
-    @property
-    def lm_head_params(self) -> int:
-        return 0 if self.tie_embeddings else self.vocab_size * self.hidden_size
-
-    @property
-    def params(self) -> float:
-        """Parameter count: the stated params_b (models.csv computes it from the config)."""
-        return self.params_b * 1e9
-
-
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    arch: Architecture
-    method: str = "lora"
-    precision: str = "bf16-true"
-    framework: str = "hf"
-    optimizer: str = "adamw"
-    seq_len: int = 2048
-    micro_batch: int = 1
-    grad_accum: int = 1
-    grad_checkpointing: bool = False
-    flash_attention: bool = True
-    lora_rank: int = 16
-    lora_targets: str = "all"
-    lora_dropout: bool = True
-    double_quant: bool = True
-    sharding: str = "none"
-    # Parallelism (sizing/parallel.py): tensor, pipeline and context-parallel degrees; `sharding`
-    # shards over the remaining data-parallel degree gpus / (tp * pp * cp).
-    tensor_parallel: int = 1
-    pipeline_parallel: int = 1
-    context_parallel: int = 1
-    gpu: str | None = None
-    gpus: int | None = None
-    # The most GPUs `rank` may scale the job out to (default: `gpus`, so a job of `gpus = 1`
-    # is never priced as if it ran on 8). None with `gpus` unset: as many as it needs to fit.
-    max_gpus: int | None = None
-    # The GPU vendors the job may run on (e.g. ("nvidia",)); None: any. Cards of other vendors
-    # are `incompatible` in rank (sizing/compat.py).
-    vendors: tuple[str, ...] | None = None
-    tokens: float = 1e8
-    checkpoint_every_tokens: float = 1e7
-    # None: the estimator's measured error margin (sizing/fit.py, sizing/fit_margin.csv); a
-    # number set here wins over it.
-    margin: float | None = None
-    # Memory switches (sizing/switches.py, docs/sizing.md "Long context and memory switches").
-    # None: the framework profile's default (sizing/frameworks.py).
-    loss: str | None = None  # full | chunked | fused
-    loss_chunks: int | None = None  # chunks of a chunked loss
-    activation_offload: bool | None = None  # saved / checkpointed activations in host RAM
-    optimizer_in_backward: bool | None = None  # step each parameter as its gradient is ready
-    paged_optimizer: bool | None = None  # None: true for optimizer = "paged_*"
-    packing: bool | None = None  # sample packing: full rows, no padding
-    tiled_mlp: bool | None = None  # MLP over sequence shards (ALST TiledMLP)
-    mean_sample_tokens: float | None = None  # mean sample length (padding waste w/o packing)
-    # cost inputs (documented defaults in sizing/cost.py)
-    restart_minutes: float = 15.0
-    checkpoint_write_minutes: float | None = None
-    dataset_gb: float | None = None
-    egress_gb: float | None = None
-    checkpoint_retention_days: float = 30.0
-    orchestration_usd_per_hour: float = 0.0
-    engineer_hours: float = 0.0
-    engineer_usd_per_hour: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-
-    @property
-    def gpu_cap(self) -> int | None:
-        """The most GPUs the job may use: `max_gpus`, else `gpus`, else no limit (None)."""
-        return self.max_gpus or self.gpus
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.arch, self.method, self.precision, self.framework,
-                     self.optimizer, self.seq_len, self.micro_batch, self.grad_checkpointing,
-                     self.sharding, self.lora_rank, self.lora_targets, self.tokens,
-                     self.tensor_parallel, self.pipeline_parallel, self.context_parallel))
-
-
-def _bool(text: str) -> bool:
-    return text.strip().lower() == "true"
-
-
-@cache
-def model_table() -> dict[str, Architecture]:
-    with MODELS_CSV.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    table = {}
-    for r in rows:
-        table[r["name"].lower()] = Architecture(
-            name=r["name"],
-            params_b=float(r["params_b"]),
-            hidden_size=int(r["hidden_size"]),
-            num_layers=int(r["num_layers"]),
-            num_attention_heads=int(r["num_attention_heads"]),
-            num_kv_heads=int(r["num_kv_heads"]),
-            head_dim=int(r["head_dim"]),
-            intermediate_size=int(r["intermediate_size"]),
-            vocab_size=int(r["vocab_size"]),
-            tie_embeddings=_bool(r["tie_embeddings"]),
-            mlp=r["mlp"] or "swiglu",
-            source=r["source"],
-        )
-    return table
-
-
-def lookup_model(name: str) -> Architecture | None:
-    table = model_table()
-    key = name.strip().lower()
-    if key in table:
-        return table[key]
-    for arch in table.values():  # also accept the Hugging Face repo id
-        if key == _hf_repo(arch.name).lower():
-            return arch
-    return None
-
-
-@cache
-def _hf_repos() -> dict[str, str]:
-    with MODELS_CSV.open(newline="") as fh:
-        return {r["name"]: r["hf_repo"] for r in csv.DictReader(fh)}
-
-
-def _hf_repo(name: str) -> str:
-    return _hf_repos().get(name, "")
-
-
-def _round_up(x: float, step: int) -> int:
-    return int(math.ceil(x / step) * step)
-
-
-def infer_architecture(params_b: float, given: dict[str, Any] | None = None,
-                       name: str = "custom") -> Architecture:
-    """Fill the architecture fields not in `given` by the rule in the module docstring."""
-    given = {k: v for k, v in (given or {}).items() if v is not None}
-    if params_b <= 0:
-        raise WorkloadError(f"{name}: params_b must be positive, got {params_b}")
-    vocab = int(given.get("vocab_size", INFER_VOCAB))
-    target = params_b * 1e9
-    if "hidden_size" in given and "num_layers" in given:
-        h, layers = int(given["hidden_size"]), int(given["num_layers"])
-    elif "hidden_size" in given:
-        h = int(given["hidden_size"])
-        i = int(given.get("intermediate_size", _round_up(8 * h / 3, 256)))
-        per_layer = 4 * h * h + 3 * h * i
-        layers = max(1, round((target - 2 * vocab * h) / per_layer))
-    else:
-        best = None
-        for cand in range(1, 257):
-            hh = int(given.get("hidden_size", INFER_ASPECT * cand))
-            ii = int(given.get("intermediate_size", _round_up(8 * hh / 3, 256)))
-            n_layers = int(given.get("num_layers", cand))
-            est = n_layers * (4 * hh * hh + 3 * hh * ii) + 2 * vocab * hh
-            err = abs(est - target)
-            if best is None or err < best[0]:
-                best = (err, hh, n_layers)
-        _, h, layers = best
-    heads = int(given.get("num_attention_heads", max(1, h // INFER_HEAD_DIM)))
-    kv = int(given.get("num_kv_heads", heads))
-    inter = int(given.get("intermediate_size", _round_up(8 * h / 3, 256)))
-    inferred = tuple(f for f in ARCH_FIELDS if f not in given)
-    return Architecture(
-        name=name, params_b=params_b, hidden_size=h, num_layers=layers,
-        num_attention_heads=heads, num_kv_heads=kv, head_dim=h // heads,
-        intermediate_size=inter, vocab_size=vocab, tie_embeddings=False, mlp="swiglu",
-        inferred=inferred, source="inferred from params_b (sizing/workload.py rule)",
-    )
-
+__all__ = [
+    "ARCH_FIELDS", "FRAMEWORKS", "LORA_TARGETS", "LOSSES", "METHODS", "OPTIMIZERS",
+    "PRECISIONS", "SHARDINGS", "VENDORS", "Architecture", "Workload", "WorkloadError",
+    "infer_architecture", "load_workloads", "lookup_model", "workload_from_dict",
+]
 
 _SCALAR_FIELDS = {f.name: f for f in fields(Workload)
                   if f.name not in ("arch", "extra", "vendors")}

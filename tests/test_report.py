@@ -339,3 +339,12 @@ def test_weekly_flow_under_prefect(settings, tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert Path(r.stdout.strip().splitlines()[-1]) == (
         settings.reports_dir / "2026-W38" / "report.html")
+
+
+def test_workload_summary_names_the_planned_layout():
+    """The report's workload summary says how the job's GPUs divide the work."""
+    from reports.workloads import _planned_layout
+    by = {w.name: w for w in load_workloads(ROOT / "sizing/workloads.toml")}
+    assert _planned_layout(by["cpt-llama3.1-70b-64gpu"]) == "TP8 x FSDP8 over 8 nodes"
+    assert _planned_layout(by["full-llama3.1-8b-8gpu"]) == "FSDP8"
+    assert _planned_layout(by["qlora-llama3.1-70b"]) == "1 GPU"

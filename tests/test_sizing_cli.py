@@ -41,6 +41,26 @@ def test_size_json_shape():
     assert q70["verdict"] == "fits" and q70["required_gb"] <= q70["capacity_gb"]
 
 
+def test_size_json_names_the_layout_and_the_switches_in_force():
+    data = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--json"]).stdout)
+    by = {o["name"]: o for o in data}
+    cpt = by["cpt-llama3.1-70b-64gpu"]
+    assert cpt["parallel"] == {"tensor_parallel": 8, "pipeline_parallel": 1,
+                               "context_parallel": 1, "data_parallel": 8, "sharding": "fsdp",
+                               "precision": "bf16-mixed", "gpus": 64,
+                               "description": "TP8 x FSDP8 over 8 nodes"}
+    # torchtune's defaults: its chunked loss in 8 chunks; nothing set by the workload
+    assert cpt["switches"]["loss"] == "chunked" and cpt["switches"]["loss_chunks"] == 8
+    assert cpt["switches"]["set_by_workload"] == []
+    assert cpt["switches"]["defaults_from"] == "torchtune"
+    assert by["full-llama3.1-8b-8gpu"]["parallel"]["description"] == "FSDP8"
+    q70 = by["qlora-llama3.1-70b"]
+    assert q70["parallel"]["description"] == "1 GPU" and q70["switches"]["paged_optimizer"]
+    # the human-readable table names the layout too
+    res = runner.invoke(app, ["size", str(WORKLOADS)])
+    assert "TP8 x FSDP8 over 8 nodes" in res.stdout
+
+
 LORA_32B = """
 [[workload]]
 name = "lora-32b-2k"

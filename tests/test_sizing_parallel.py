@@ -183,3 +183,13 @@ def test_w41_rank_sizes_the_64gpu_workload_per_gpu_and_refuses_fp8_on_ampere(w41
               if getattr(gpu_models().get(r.gpu_model), "family", None) == "Ampere"]
     assert ampere and all(r.verdict == "incompatible" and "fp8" in r.reason for r in ampere)
     assert any(r.gpu_model == "H100-SXM-80GB" and r.verdict == "ok" for r in rows8)
+
+
+def test_layout_names_model_parallel_degrees_then_sharded_data_parallel():
+    from sizing.parallel import Layout, describe
+    w = workload_from_dict(dict(name="t", model="Llama 3.1 70B", method="full",
+                                sharding="zero3", gpus=512, tensor_parallel=8,
+                                pipeline_parallel=4, context_parallel=2))
+    assert describe(w, Layout(8, 4, 2, 8)) == "TP8 x PP4 x CP2 x DP8 (ZeRO-3) over 64 nodes"
+    assert describe(w, Layout()) == "1 GPU"
+    assert describe(w, Layout(tp=8)) == "TP8"
