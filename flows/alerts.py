@@ -162,8 +162,7 @@ def _moves_section(results: list[DayResult], n_moves: int) -> list[str]:
     moves = _moves(results)
     lines = ["", "## Largest price moves", ""]
     if not moves:
-        lines.append("No price changed against a previous snapshot inside the "
-                     f"{gates.MOVE_WINDOW_DAYS}-day window.")
+        lines.append("No price changed against the provider's previous snapshot.")
         return lines
     lines += ["| provider | offer | old | new | change | since |",
               "|---|---|---:|---:|---:|---|"]

@@ -27,7 +27,7 @@ from flows.results import DayResult
 from spiders import fx
 from spiders.archive import latest_per_request, list_archives, read_captures
 from spiders.parsers import ParseError, parse_body, postprocess, wants
-from warehouse import db, identity, lake
+from warehouse import db, identity, lake, price_bands
 from warehouse.contract import PROVIDERS, Offer, offers_to_table
 
 CRAWL_TIMEOUT_S = 30 * 60
@@ -125,13 +125,15 @@ _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hou
 
 
 def reference(settings: Settings, provider: str, day: dt.date) -> gates.Reference:
-    """What the gates compare a provider-day against, from the lake's earlier good partitions:
-    the provider's last snapshot inside the move window, and every provider's last snapshot
-    inside the band window."""
-    ref = gates.Reference(released=_released(settings, provider, day))
+    """What the gates compare a provider-day against: the price range the warehouse's history
+    knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
+    partitions, every provider's last snapshot inside the band window and this provider's last
+    snapshot whatever its age (the move gate holds a x10 nine days or nine months later)."""
+    ref = gates.Reference(released=_released(settings, provider, day),
+                          known=price_bands.known_ranges())
     latest: dict[str, tuple[dt.date, Path]] = {}
     for d, p, path in lake.list_partitions(settings.lake_root):
-        if d < day and (day - d).days <= gates.BAND_WINDOW_DAYS:
+        if d < day and ((day - d).days <= gates.BAND_WINDOW_DAYS or p == provider):
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
         try:
@@ -139,12 +141,15 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
         except Exception:  # an unreadable old partition must not stop today's run
             continue
         rows = table.to_pylist()
-        for row in rows:
-            if row["gpu_model"] and row["price_per_gpu_hour"]:
-                key = (row["gpu_model"], row["currency"], row["pricing_model"])
-                ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
-        if p == provider and (day - d).days <= gates.MOVE_WINDOW_DAYS:
-            ref.prev_date, ref.prev_rows = d, len(rows)
+        if (day - d).days <= gates.BAND_WINDOW_DAYS:
+            for row in rows:
+                if row["gpu_model"] and row["price_per_gpu_hour"]:
+                    key = (row["gpu_model"], row["currency"], row["pricing_model"])
+                    ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
+        if p == provider:
+            ref.prev_date = d
+            if (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS:
+                ref.prev_rows = len(rows)
             for row in rows:
                 ident = identity.of_row(row)
                 price = row["price_per_hour"]
