@@ -189,12 +189,30 @@ def _no_band_section(results: list[DayResult]) -> list[str]:
         for p, v in no_band.items() if v]
 
 
+def _skipped_section(results: list[DayResult]) -> list[str]:
+    skipped = [r for r in results if r.skipped]
+    if not skipped:
+        return []
+    lines = ["", "## Rows the parsers passed over", "",
+             "Rows of a page that named an instance but no readable price (or were cut short); "
+             "'Contact sales' is routine, a price given as 'N/A' in an API is not.", "",
+             "| provider | snapshot | rows | reasons |", "|---|---|---:|---|"]
+    for r in skipped:
+        top = sorted(r.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        reasons = ", ".join(f"{k}: {v}" for k, v in top[:8])
+        more = f" (+{len(top) - 8} more reasons)" if len(top) > 8 else ""
+        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {sum(r.skipped.values())} "
+                     f"| {md_cell(reasons + more)} |")
+    return lines
+
+
 def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10) -> str:
     """The run summary as Markdown: a head, then one section per kind of news (a section with
     nothing to say is left out, except providers and price moves)."""
     lines = (_summary_head(run_id, results) + _providers_section(results)
              + _failures_section(results) + _degraded_section(results)
-             + _quarantine_section(results) + _unmapped_section(results)
+             + _quarantine_section(results) + _skipped_section(results)
+             + _unmapped_section(results)
              + _moves_section(results, n_moves) + _no_band_section(results))
     return "\n".join(lines) + "\n"
 

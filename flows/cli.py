@@ -21,6 +21,7 @@ from flows.lock import run_lock
 from flows.results import DayResult
 from flows.status import status_table
 from flows.warehouse_state import REPLAY_HINT, age_limit, warehouse_problem
+from spiders.archive import FutureCaptureError
 from spiders.importer import archive_new, import_manifest, parse_timestamp
 from spiders.importer import import_capture as archive_capture
 from spiders.providers.aws.history import captures_from_p5_series
@@ -304,10 +305,14 @@ def import_capture(
                                  "or --manifest")
     if provider not in PROVIDERS:
         raise typer.BadParameter(f"unknown provider {provider!r}")
-    path, new = archive_capture(settings.archive_root, file, provider, url,
-                          parse_timestamp(captured_at), method=method,
-                          request_body=request_body.encode() if request_body else None,
-                          origin=origin)
+    try:
+        path, new = archive_capture(settings.archive_root, file, provider, url,
+                                    parse_timestamp(captured_at), method=method,
+                                    request_body=request_body.encode() if request_body else None,
+                                    origin=origin)
+    except FutureCaptureError as exc:
+        err.print(f"not archived: {exc}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
     console.print(f"{'archived in' if new else 'already in'} {path}")
 
 

@@ -15,7 +15,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,8 +25,15 @@ from flows import alerts, gates
 from flows.config import Settings
 from flows.results import DayResult
 from spiders import fx
-from spiders.archive import latest_per_request, list_archives, read_captures
-from spiders.parsers import ParseError, parse_body, postprocess, wants
+from spiders.archive import (
+    FUTURE_SKEW,
+    Capture,
+    captures_per_request,
+    future_problem,
+    list_archives,
+    read_captures,
+)
+from spiders.parsers import ParseError, parse_body_counted, postprocess, wants
 from warehouse import db, identity, lake, price_bands
 from warehouse.contract import PROVIDERS, Offer, offers_to_table
 
@@ -45,29 +52,66 @@ class Parsed:
     offers: list[Offer]
     errors: list[ParseError]
     captures: int
+    skipped: dict[str, int] = field(default_factory=dict)  # rows a parser passed over, by reason
+
+
+def _parse_one(cap: Capture, provider: str) -> tuple[list[Offer], dict[str, int]]:
+    """One capture's offers and the rows its parser passed over; a parser bug is a ParseError
+    of that page, never the run's."""
+    try:
+        return parse_body_counted(cap.body, cap.meta())
+    except ParseError:
+        raise
+    except Exception as exc:
+        raise ParseError(provider, cap.url, f"parser crashed: {exc!r}") from exc
+
+
+def _at(cap: Capture) -> str:
+    return f"{cap.captured_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%SZ}"
 
 
 def parse_archive(path: Path, provider: str) -> Parsed:
-    """Offers from one archive file: the latest capture of each request, each parsed alone so
-    that one broken page does not hide the others."""
-    caps = latest_per_request(read_captures(path))
-    offers: list[Offer] = []
+    """Offers from one archive file: for each request, its latest capture that parses (a later
+    one that fails is reported and the earlier good one used), each page parsed alone so that
+    one broken page does not hide the others. Captures dated later than now are refused."""
+    now = dt.datetime.now(dt.UTC)
     errors: list[ParseError] = []
-    used = []
-    for cap in caps:
-        meta = cap.meta()
-        try:
-            if not wants(meta):
+    caps = []
+    for cap in read_captures(path):
+        problem = future_problem(cap.captured_at, now)
+        if problem:
+            errors.append(ParseError(provider, cap.url, problem))
+        else:
+            caps.append(cap)
+    offers: list[Offer] = []
+    skipped: dict[str, int] = {}
+    used, chosen = [], []
+    for group in captures_per_request(caps):
+        if not wants(group[0].meta()):
+            chosen.append(group[0])
+            continue
+        used.append(group[0])
+        failures: list[ParseError] = []
+        for cap in group:
+            try:
+                found, skips = _parse_one(cap, provider)
+            except ParseError as exc:
+                failures.append(exc)
                 continue
-            used.append(cap)
-            offers.extend(parse_body(cap.body, meta))
-        except ParseError as exc:
-            errors.append(exc)
-        except Exception as exc:  # a parser bug is that page's failure, never the run's
-            errors.append(ParseError(provider, cap.url, f"parser crashed: {exc!r}"))
+            offers.extend(found)
+            chosen.append(cap)
+            for reason, n in skips.items():
+                skipped[reason] = skipped.get(reason, 0) + n
+            if failures:
+                errors.append(ParseError(provider, cap.url, (
+                    f"the later capture of {_at(group[0])} could not be read "
+                    f"({failures[0].problem}); used the capture of {_at(cap)}")))
+            break
+        else:
+            errors.append(failures[0])
     if offers:
-        offers = postprocess(provider, offers, caps)
-    return Parsed(offers=offers, errors=errors, captures=len(used))
+        offers = postprocess(provider, offers, sorted(chosen, key=lambda c: c.captured_at))
+    return Parsed(offers=offers, errors=errors, captures=len(used), skipped=skipped)
 
 
 def check(offers: list[Offer], ref: gates.Reference | None = None
@@ -161,7 +205,8 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day."""
     owner_only_writes()
-    res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures)
+    res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures,
+                    skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     out = gates.run_gates(parsed.offers, reference(settings, provider, day))
     good, bad = out.good, out.bad
@@ -214,8 +259,14 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
     hears of each provider-day as it is written (the command line's progress)."""
     results = []
+    latest_day = (dt.datetime.now(dt.UTC) + FUTURE_SKEW).date()
     for day, _, path in archives(settings, [provider], dates):
-        results.append(store_day(settings, provider, day, parse_archive(path, provider)))
+        if day > latest_day:  # judged on no day: it must not become the run's "today"
+            results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
+                                     errors=[f"{provider}: {path}: archive dated {day}, later "
+                                             f"than today ({latest_day}): refused"]))
+        else:
+            results.append(store_day(settings, provider, day, parse_archive(path, provider)))
         if on_day is not None:
             on_day(results[-1])
     return results
