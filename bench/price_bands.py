@@ -1,8 +1,10 @@
-"""Write warehouse/price_bands.csv from a warehouse holding the full replay of the bundled
-snapshots: per GPU model, currency and pricing model, the lowest and highest per-GPU price of
-every loaded row.
+"""Write warehouse/price_bands.csv from the full replay of the bundled snapshots: per GPU
+model, currency and pricing model, the lowest and highest per-GPU price of every loaded row and
+of every row the band gate held in that replay. The bundled captures are real prices, so a row
+the band held there (a new provider's cheaper V100) is a price the table did not know yet; after
+adding captures, run this and `make run` again: the second replay holds no row for its band.
 
-    make run && .venv/bin/python bench/price_bands.py [--db data/warehouse.duckdb]
+    make run && .venv/bin/python bench/price_bands.py [--data data]
 """
 
 from __future__ import annotations
@@ -20,20 +22,30 @@ import duckdb  # noqa: E402
 from warehouse.price_bands import BANDS_CSV, FIELDS  # noqa: E402
 
 QUERY = """
+WITH known AS (
+    SELECT gpu_model, currency, pricing_model, price_per_gpu_hour, provider, snapshot_date
+    FROM offers
+    UNION ALL
+    SELECT gpu_model, currency, pricing_model, price_per_gpu_hour, provider, snapshot_date
+    FROM read_parquet(?, hive_partitioning = false)
+    WHERE reason LIKE 'band:%'
+)
 SELECT gpu_model, currency, pricing_model,
        min(price_per_gpu_hour), max(price_per_gpu_hour), count(*), count(DISTINCT provider),
        min(snapshot_date), max(snapshot_date)
-FROM offers GROUP BY ALL ORDER BY ALL
+FROM known GROUP BY ALL ORDER BY ALL
 """
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--db", type=Path, default=ROOT / "data" / "warehouse.duckdb")
+    ap.add_argument("--data", type=Path, default=ROOT / "data",
+                    help="The data folder of the replay (warehouse.duckdb and lake/).")
     args = ap.parse_args()
-    con = duckdb.connect(str(args.db), read_only=True)
+    held = args.data / "lake" / "quarantine" / "*" / "*" / "*.parquet"
+    con = duckdb.connect(str(args.data / "warehouse.duckdb"), read_only=True)
     try:
-        rows = con.execute(QUERY).fetchall()
+        rows = con.execute(QUERY, [str(held)]).fetchall()
     finally:
         con.close()
     source = "full replay of the bundled snapshots (bench/price_bands.py)"

@@ -23,8 +23,8 @@ The gates, in order, for each parsed offer:
    on-demand ones by design. Why x/÷ BAND_MARGIN (2) around the known range and not the old
    x/÷ 20 around a median: a band wider than 10 cannot stop a x10 unit error, and the known
    range of most models is already 1.5-7x wide; a GPU price may still halve below its lowest or
-   double above its highest and load. Of the 17,597 real rows of the full replay, a x10 copy of
-   95 % (99.4 % of on-demand rows; Crusoe's H100 3.90 -> 39.00 among them) falls outside the
+   double above its highest and load. Of the 17,748 real rows of the full replay, a x10 copy of
+   95 % (99.0 % of on-demand rows; Crusoe's H100 3.90 -> 39.00 among them) falls outside the
    band; the rest sit in models whose real spread is itself near 10 (spot L4 0.08-1.44).
    Without any known price the band is not applied (the run summary lists those models):
    the first night of a GPU model, currency and pricing model has nothing to compare with;
