@@ -136,19 +136,40 @@ def _degraded_section(results: list[DayResult]) -> list[str]:
         for r in degraded]
 
 
-def _quarantine_section(results: list[DayResult]) -> list[str]:
-    quarantined = [r for r in results if r.quarantined]
-    if not quarantined:
+def _reasons_section(title: str, intro: str, rows: list[tuple[DayResult, int, str]]
+                     ) -> list[str]:
+    """A section of one line per provider-day: how many rows, and why."""
+    if not rows:
         return []
-    lines = ["", "## Quarantined rows", "",
-             "Review with `gpuprices quarantine list --date D`; load reviewed rows with "
-             "`gpuprices quarantine release --date D --provider P [--reason-like TEXT]`.", "",
+    lines = ["", f"## {title}", "", intro, "",
              "| provider | snapshot | rows | reasons |", "|---|---|---:|---|"]
-    for r in quarantined:
-        reasons = ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items()))
-        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {r.quarantined} | "
-                     f"{md_cell(reasons)} |")
+    for r, n, reasons in rows:
+        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {n} | {md_cell(reasons)} |")
     return lines
+
+
+def _quarantine_section(results: list[DayResult]) -> list[str]:
+    return _reasons_section(
+        "Quarantined rows",
+        "Review with `gpuprices quarantine list --date D`; load reviewed rows with "
+        "`gpuprices quarantine release --date D --provider P [--reason-like TEXT]`.",
+        [(r, r.quarantined,
+          ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items())))
+         for r in results if r.quarantined])
+
+
+def _skipped_section(results: list[DayResult], n_reasons: int = 8) -> list[str]:
+    rows = []
+    for r in results:
+        top = sorted(r.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        more = f" (+{len(top) - n_reasons} more reasons)" if len(top) > n_reasons else ""
+        text = ", ".join(f"{k}: {v}" for k, v in top[:n_reasons]) + more
+        if top:
+            rows.append((r, sum(r.skipped.values()), text))
+    return _reasons_section(
+        "Rows the parsers passed over",
+        "Rows of a page that named an instance but no readable price (or were cut short); "
+        "'Contact sales' is routine, a price given as 'N/A' in an API is not.", rows)
 
 
 def _unmapped_section(results: list[DayResult]) -> list[str]:
@@ -167,8 +188,7 @@ def _moves_section(results: list[DayResult], n_moves: int) -> list[str]:
     moves = _moves(results)
     lines = ["", "## Largest price moves", ""]
     if not moves:
-        lines.append("No price changed against a previous snapshot inside the "
-                     f"{gates.MOVE_WINDOW_DAYS}-day window.")
+        lines.append("No price changed against the provider's previous snapshot.")
         return lines
     lines += ["| provider | offer | old | new | change | since |",
               "|---|---|---:|---:|---:|---|"]
@@ -202,7 +222,8 @@ def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10,
     providers the run did not read, each listed as not run (or stale)."""
     lines = (_summary_head(run_id, results) + _providers_section(results, others)
              + _failures_section(results) + _degraded_section(results)
-             + _quarantine_section(results) + _unmapped_section(results)
+             + _quarantine_section(results) + _skipped_section(results)
+             + _unmapped_section(results)
              + _moves_section(results, n_moves) + _no_band_section(results))
     return "\n".join(lines) + "\n"
 

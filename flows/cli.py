@@ -22,13 +22,14 @@ from flows.results import DayResult, not_run
 from flows.status import run_day, status_table
 from flows.warehouse_state import REPLAY_HINT, age_limit, last_good_on, warehouse_problem
 from spiders import registry
+from spiders.archive import FutureCaptureError
 from spiders.importer import archive_new, import_manifest, parse_timestamp
 from spiders.importer import import_capture as archive_capture
 from spiders.providers.aws.history import captures_from_p5_series
 from spiders.providers.azure.history import captures_from_azure_history
 from spiders.providers.gcp.history import captures_from_gcp_history
 from spiders.wayback import backfill as wayback_backfill
-from warehouse import db
+from warehouse import db, lake
 from warehouse.contract import PROVIDERS
 
 # rich_markup_mode=None: help texts are printed as written (rich markup would eat the
@@ -157,24 +158,32 @@ def load(
     archive: ArchiveDir = None,
 ) -> None:
     """Load the Parquet lake into DuckDB (idempotent per snapshot date and provider), and the
-    archived ECB rates into fx_rates."""
+    archived ECB rates into fx_rates. A partition whose bytes differ from the checksum recorded
+    when the pipeline wrote it is refused and named (exit 1); the others load."""
     settings = _settings(data_dir, archive)
+    providers = _providers(provider)
     with run_lock(settings):
+        refused = [(path, problem) for d, p, path in lake.list_partitions(settings.lake_root)
+                   if p in providers and (date is None or d.isoformat() == date)
+                   and (problem := lake.checksum_problem(path))]
         con = db.connect(settings.db_path)
         try:
             db.init_schema(con)
             provider_classes.store(con)
             counts = db.load_lake(con, settings.lake_root,
                                   dates=[dt.date.fromisoformat(date)] if date else None,
-                                  providers=_providers(provider))
+                                  providers=providers, exclude=[path for path, _ in refused])
             rates = pipeline.load_fx(settings, con)
         finally:
             con.close()
     console.print(f"loaded {sum(counts.values())} rows from {len(counts)} partitions"
                   + (f"; {rates} ECB rates" if rates else ""))
-    if not counts and not date and not provider:
+    for _, problem in refused:
+        err.print(f"REFUSED {problem}", highlight=False, markup=False)
+    if not counts and not refused and not date and not provider:
         err.print(f"the lake at {settings.lake_root} holds no partitions: {REPLAY_HINT}",
                   highlight=False, markup=False)
+    raise typer.Exit(1 if refused else 0)
 
 
 @app.command()
@@ -300,10 +309,14 @@ def import_capture(
                                  "or --manifest")
     if provider not in PROVIDERS:
         raise typer.BadParameter(f"unknown provider {provider!r}")
-    path, new = archive_capture(settings.archive_root, file, provider, url,
-                          parse_timestamp(captured_at), method=method,
-                          request_body=request_body.encode() if request_body else None,
-                          origin=origin)
+    try:
+        path, new = archive_capture(settings.archive_root, file, provider, url,
+                                    parse_timestamp(captured_at), method=method,
+                                    request_body=request_body.encode() if request_body else None,
+                                    origin=origin)
+    except FutureCaptureError as exc:
+        err.print(f"not archived: {exc}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
     console.print(f"{'archived in' if new else 'already in'} {path}")
 
 

@@ -14,23 +14,31 @@ The gates, in order, for each parsed offer:
    2.99"). So the warehouse never gets one offer at two prices on one day from reading it twice.
    This step runs on the rows that passed 1 and 2, before 4 and 5: the price that stands is
    decided by where it was read, not by which of the prices the later gates would have kept;
-4. plausible per-GPU band: `price_per_gpu_hour` must lie within a factor BAND_FACTOR (20) of the
-   median per-GPU price of the same GPU model, currency and pricing model across every
-   provider's last good snapshot (at most BAND_WINDOW_DAYS old). Per pricing model because spot
-   and committed prices sit far below on-demand ones by design. Why this rule and not a
-   list-price table: the reference moves with the market and needs no hand-kept constants; a
-   factor 20 leaves room for real spreads (an 8x spread between clouds for one H100, deep spot
-   discounts in some regions) and still catches unit errors (cents read as dollars = x100, a
-   monthly price read as hourly = x730).
-   Without a reference price the band is not applied (the run summary lists those models):
+4. plausible per-GPU band: `price_per_gpu_hour` must lie between half the lowest and twice the
+   highest per-GPU price known for the same GPU model, currency and pricing model. Known: the
+   range the warehouse's own history spans (warehouse/price_bands.csv, every real price of the
+   full replay of the bundled snapshots) widened by the prices in every provider's last good
+   snapshot (at most BAND_WINDOW_DAYS old), so the band follows the market once a reviewer
+   releases a new low. Per pricing model because spot and committed prices sit far below
+   on-demand ones by design. Why x/÷ BAND_MARGIN (2) around the known range and not the old
+   x/÷ 20 around a median: a band wider than 10 cannot stop a x10 unit error, and the known
+   range of most models is already 1.5-7x wide; a GPU price may still halve below its lowest or
+   double above its highest and load. Of the 17,748 real rows of the full replay, a x10 copy of
+   95 % (99.0 % of on-demand rows; Crusoe's H100 3.90 -> 39.00 among them) falls outside the
+   band; the rest sit in models whose real spread is itself near 10 (spot L4 0.08-1.44).
+   Without any known price the band is not applied (the run summary lists those models):
    the first night of a GPU model, currency and pricing model has nothing to compare with;
-5. day-over-day move: against the same offer identity's (warehouse/identity.py) price in the
-   provider's last good snapshot taken at most MOVE_WINDOW_DAYS before; a move beyond
-   MOVE_FACTOR (3x) either way is quarantined. The window keeps a replay of years of history
-   from comparing snapshots months apart, where genuine moves (AWS p5.48xlarge 98.32 -> 55.04
-   in June 2025) are expected.
+5. move: against the same offer identity's (warehouse/identity.py) price in the provider's
+   last good snapshot, whatever its age; a move beyond MOVE_FACTOR (3x) either way is
+   quarantined when that snapshot is at most MOVE_LONG_GAP_DAYS (31) old, beyond
+   MOVE_FACTOR_LONG_GAP (6x) when it is older. Genuine moves across long gaps are larger (GCP
+   spot a3-highgpu 98.65 -> 21.57 USD/h, 4.6x, between the 2025-06-26 and 2026-01-22
+   snapshots, the largest in the bundled history) but smaller than the unit errors the gate is
+   for: an 8-GPU node's price read as one GPU's (x8), a x10 slip, cents read as dollars (x100),
+   a monthly price read as hourly (x730).
 
-Per provider-day, a row count below half the last good snapshot's (inside the same window)
+Per provider-day, a row count below half the last good snapshot's (when that snapshot is at
+most ROW_COUNT_WINDOW_DAYS old: years of replayed history change a page's size for real)
 marks the provider degraded: it still loads, and the run summary and webhook say so.
 Rows released by a reviewer (`gpuprices quarantine release`) are exempt from gates 4 and 5 for
 that date, provider, identity and price, and stand in gate 3 over the row that superseded them,
@@ -43,7 +51,6 @@ import dataclasses
 import datetime as dt
 import math
 import re
-import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -51,10 +58,11 @@ from warehouse import identity
 from warehouse.contract import PRICING_MODELS, PROVIDERS, Offer
 
 MOVE_FACTOR = 3.0
-MOVE_WINDOW_DAYS = 7
-BAND_FACTOR = 20.0
+MOVE_LONG_GAP_DAYS = 31
+MOVE_FACTOR_LONG_GAP = 6.0
+ROW_COUNT_WINDOW_DAYS = 7
+BAND_MARGIN = 2.0
 BAND_WINDOW_DAYS = 365
-BAND_MIN_REFERENCE = 1
 DROP_RATIO = 0.5
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
@@ -110,11 +118,13 @@ class Move:
 class Reference:
     """Earlier good data the gates compare against."""
 
-    prev_date: dt.date | None = None  # the provider's last good snapshot inside the move window
+    prev_date: dt.date | None = None  # the provider's last good snapshot, whatever its age
     prev_prices: dict[Identity, tuple[float, float]] = field(default_factory=dict)  # min, max
-    prev_rows: int | None = None
-    # (gpu_model, currency, pricing_model) -> per-GPU prices
+    prev_rows: int | None = None  # its row count, when inside ROW_COUNT_WINDOW_DAYS
+    # (gpu_model, currency, pricing_model) -> per-GPU prices of every provider's last snapshot
     band: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    # (gpu_model, currency, pricing_model) -> (lowest, highest) per-GPU price in the history
+    known: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
     released: set[tuple[Identity, float]] = field(default_factory=set)
 
 
@@ -159,11 +169,18 @@ def band_key(o: Offer) -> tuple[str, str, str]:
 
 
 def band_for(ref: Reference, o: Offer) -> tuple[float, float] | None:
-    prices = ref.band.get(band_key(o))
-    if not prices or len(prices) < BAND_MIN_REFERENCE:
+    """The plausible per-GPU price range of the offer's GPU model, currency and pricing model,
+    or None when no price of them is known."""
+    key = band_key(o)
+    prices = list(ref.band.get(key, ())) + list(ref.known.get(key, ()))
+    if not prices:
         return None
-    mid = statistics.median(prices)
-    return mid / BAND_FACTOR, mid * BAND_FACTOR
+    return min(prices) / BAND_MARGIN, max(prices) * BAND_MARGIN
+
+
+def move_limit(gap_days: int) -> float:
+    """How far a price may move against its last good price `gap_days` older and still load."""
+    return MOVE_FACTOR if gap_days <= MOVE_LONG_GAP_DAYS else MOVE_FACTOR_LONG_GAP
 
 
 def _source(o: Offer) -> str:
@@ -233,11 +250,10 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
         if band is None:
             no_band.add(f"{o.gpu_model} {o.pricing_model} ({o.currency})")
         elif not released and not band[0] <= o.price_per_gpu_hour <= band[1]:
-            n_ref = len(ref.band[band_key(o)])
             out.bad.append((o, (
                 f"band: {o.price_per_gpu_hour:g} {o.currency}/GPU-h outside "
-                f"{band[0]:.4g}..{band[1]:.4g} (median of {n_ref} recent {o.gpu_model} "
-                f"{o.pricing_model} prices x/÷ {BAND_FACTOR:g})")))
+                f"{band[0]:.4g}..{band[1]:.4g} (the lowest and highest known {o.gpu_model} "
+                f"{o.pricing_model} prices ÷/x {BAND_MARGIN:g})")))
             continue
         prev = ref.prev_prices.get(ident)
         if prev is not None and ref.prev_date is not None:
@@ -246,9 +262,10 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
             if old is not None:
                 move = Move(ident, old, o.price_per_hour, ref.prev_date, o.currency)
                 out.moves.append(move)
-                if not released and (move.ratio > MOVE_FACTOR or move.ratio < 1 / MOVE_FACTOR):
+                limit = move_limit((o.snapshot_date - ref.prev_date).days)
+                if not released and (move.ratio > limit or move.ratio < 1 / limit):
                     out.moves[-1] = dataclasses.replace(move, quarantined=True)
-                    out.bad.append((o, f"move: {move.describe()} is beyond {MOVE_FACTOR:g}x"))
+                    out.bad.append((o, f"move: {move.describe()} is beyond {limit:g}x"))
                     continue
         out.good.append(o)
     out.unmapped = sorted({str(o.extra.get("gpu_wording", o.sku)) for o, r in out.bad

@@ -26,9 +26,16 @@ from flows.config import Settings, max_age_days
 from flows.results import DayResult, not_run
 from flows.status import run_day
 from spiders import fx, generic, registry
-from spiders.archive import latest_per_request, list_archives, read_captures
-from spiders.parsers import ParseError, parse_body, postprocess, wants
-from warehouse import db, identity, lake
+from spiders.archive import (
+    FUTURE_SKEW,
+    Capture,
+    captures_per_request,
+    future_problem,
+    list_archives,
+    read_captures,
+)
+from spiders.parsers import ParseError, parse_body_counted, postprocess, wants
+from warehouse import db, identity, lake, price_bands
 from warehouse.contract import PROVIDERS, Offer, offers_to_table
 
 CRAWL_TIMEOUT_S = 30 * 60
@@ -50,36 +57,73 @@ class Parsed:
     # held for review, never loaded on their own (store_day).
     held: list[tuple[Offer, str]] = field(default_factory=list)
     held_from: list[str] = field(default_factory=list)  # what the parser said of each page
+    skipped: dict[str, int] = field(default_factory=dict)  # rows a parser passed over, by reason
+
+
+def _parse_one(cap: Capture, provider: str) -> tuple[list[Offer], dict[str, int]]:
+    """One capture's offers and the rows its parser passed over; a parser bug is a ParseError
+    of that page, never the run's."""
+    try:
+        return parse_body_counted(cap.body, cap.meta())
+    except ParseError:
+        raise
+    except Exception as exc:
+        raise ParseError(provider, cap.url, f"parser crashed: {exc!r}") from exc
+
+
+def _at(cap: Capture) -> str:
+    return f"{cap.captured_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%SZ}"
 
 
 def parse_archive(path: Path, provider: str) -> Parsed:
-    """Offers from one archive file: the latest capture of each request, each parsed alone so
-    that one broken page does not hide the others."""
-    caps = latest_per_request(read_captures(path))
-    offers: list[Offer] = []
+    """Offers from one archive file: for each request, its latest capture that parses (a later
+    one that fails is reported and the earlier good one used), each page parsed alone so that
+    one broken page does not hide the others. Captures dated later than now are refused."""
+    now = dt.datetime.now(dt.UTC)
     errors: list[ParseError] = []
+    caps = []
+    for cap in read_captures(path):
+        problem = future_problem(cap.captured_at, now)
+        if problem:
+            errors.append(ParseError(provider, cap.url, problem))
+        else:
+            caps.append(cap)
+    offers: list[Offer] = []
     held: list[tuple[Offer, str]] = []
     held_from: list[str] = []
-    used = []
-    for cap in caps:
-        meta = cap.meta()
-        try:
-            if not wants(meta):
+    skipped: dict[str, int] = {}
+    used, chosen = [], []
+    for group in captures_per_request(caps):
+        if not wants(group[0].meta()):
+            chosen.append(group[0])
+            continue
+        used.append(group[0])
+        failures: list[ParseError] = []
+        for cap in group:
+            try:
+                found, skips = _parse_one(cap, provider)
+            except ParseError as exc:
+                failures.append(exc)
                 continue
-            used.append(cap)
-            offers.extend(parse_body(cap.body, meta))
-        except ParseError as exc:
-            candidates = generic.held(exc, cap.body, meta)
+            offers.extend(found)
+            chosen.append(cap)
+            for reason, n in skips.items():
+                skipped[reason] = skipped.get(reason, 0) + n
+            if failures:
+                errors.append(ParseError(provider, cap.url, (
+                    f"the later capture of {_at(group[0])} could not be read "
+                    f"({failures[0].problem}); used the capture of {_at(cap)}")))
+            break
+        else:  # no capture of this request parses: a page in an unknown layout is held
+            candidates = generic.held(failures[0], group[0].body, group[0].meta())
             if candidates:
                 held += candidates
-                held_from.append(str(exc))
+                held_from.append(str(failures[0]))
             else:
-                errors.append(exc)
-        except Exception as exc:  # a parser bug is that page's failure, never the run's
-            errors.append(ParseError(provider, cap.url, f"parser crashed: {exc!r}"))
+                errors.append(failures[0])
     if offers:
-        offers = postprocess(provider, offers, caps)
-    return Parsed(offers=offers, errors=errors, captures=len(used), held=held,
+        offers = postprocess(provider, offers, sorted(chosen, key=lambda c: c.captured_at))
+    return Parsed(offers=offers, errors=errors, captures=len(used), skipped=skipped, held=held,
                   held_from=held_from)
 
 
@@ -138,13 +182,15 @@ _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hou
 
 
 def reference(settings: Settings, provider: str, day: dt.date) -> gates.Reference:
-    """What the gates compare a provider-day against, from the lake's earlier good partitions:
-    the provider's last snapshot inside the move window, and every provider's last snapshot
-    inside the band window."""
-    ref = gates.Reference(released=_released(settings, provider, day))
+    """What the gates compare a provider-day against: the price range the warehouse's history
+    knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
+    partitions, every provider's last snapshot inside the band window and this provider's last
+    snapshot whatever its age (the move gate holds a x10 nine days or nine months later)."""
+    ref = gates.Reference(released=_released(settings, provider, day),
+                          known=price_bands.known_ranges())
     latest: dict[str, tuple[dt.date, Path]] = {}
     for d, p, path in lake.list_partitions(settings.lake_root):
-        if d < day and (day - d).days <= gates.BAND_WINDOW_DAYS:
+        if d < day and ((day - d).days <= gates.BAND_WINDOW_DAYS or p == provider):
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
         try:
@@ -152,12 +198,15 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
         except Exception:  # an unreadable old partition must not stop today's run
             continue
         rows = table.to_pylist()
-        for row in rows:
-            if row["gpu_model"] and row["price_per_gpu_hour"]:
-                key = (row["gpu_model"], row["currency"], row["pricing_model"])
-                ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
-        if p == provider and (day - d).days <= gates.MOVE_WINDOW_DAYS:
-            ref.prev_date, ref.prev_rows = d, len(rows)
+        if (day - d).days <= gates.BAND_WINDOW_DAYS:
+            for row in rows:
+                if row["gpu_model"] and row["price_per_gpu_hour"]:
+                    key = (row["gpu_model"], row["currency"], row["pricing_model"])
+                    ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
+        if p == provider:
+            ref.prev_date = d
+            if (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS:
+                ref.prev_rows = len(rows)
             for row in rows:
                 ident = identity.of_row(row)
                 price = row["price_per_hour"]
@@ -171,7 +220,8 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -
     rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
     the gates like any released row); they make the day degraded, never loaded on their own."""
     owner_only_writes()
-    res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures)
+    res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures,
+                    skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     ref = reference(settings, provider, day)
     released, held = unknown_layout.split_released(ref, parsed.held)
@@ -227,8 +277,14 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
     hears of each provider-day as it is written (the command line's progress)."""
     results = []
+    latest_day = (dt.datetime.now(dt.UTC) + FUTURE_SKEW).date()
     for day, _, path in archives(settings, [provider], dates):
-        results.append(store_day(settings, provider, day, parse_archive(path, provider)))
+        if day > latest_day:  # judged on no day: it must not become the run's "today"
+            results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
+                                     errors=[f"{provider}: {path}: archive dated {day}, later "
+                                             f"than today ({latest_day}): refused"]))
+        else:
+            results.append(store_day(settings, provider, day, parse_archive(path, provider)))
         if on_day is not None:
             on_day(results[-1])
     return results

@@ -26,6 +26,7 @@ class DayResult:
     moves: list[gates.Move] = field(default_factory=list)  # price changes vs previous snapshot
     quarantine_reasons: dict[str, int] = field(default_factory=dict)  # reason kind -> rows
     no_band: list[str] = field(default_factory=list)  # GPU models too new for the band gate
+    skipped: dict[str, int] = field(default_factory=dict)  # rows the parsers passed over, by why
     degraded: str | None = None  # why the gates marked the provider degraded
     stale_since: dt.date | None = None  # a failed provider's last good snapshot still served
     # The day the run is about: the replayed date of `--replay DATE` (None: the snapshot date,

@@ -21,14 +21,15 @@ def run_day(results: list[DayResult]) -> dt.date:
 def status_table(results: list[DayResult], max_age: int | None = None,
                  others: list[NotRun] = ()) -> Table:
     """One row per provider: snapshots read, the latest good one and its age on the run's day,
-    the worst status, rows, quarantined rows and the first problem. A provider whose latest good
+    the worst status, rows, quarantined rows, rows the parsers passed over (the run summary
+    says why) and the first problem. A provider whose latest good
     snapshot is more than `max_age` days old on the run's day is marked stale (its offers are in
     no "cheapest" figure); a failed one says which snapshot it still serves. `others` are the
     configured providers the run did not read (results.not_run): a line each, "not run" with
     the snapshot they serve, so no provider is left out."""
     t = Table(title="providers")
     for col in ("provider", "snapshots", "latest", "age (d)", "status", "rows", "quarantined",
-                "problem"):
+                "skipped", "problem"):
         t.add_column(col)
     day = run_day(results)
     by_provider: dict[str, list[DayResult]] = {}
@@ -57,6 +58,7 @@ def status_table(results: list[DayResult], max_age: int | None = None,
         t.add_row(provider, str(len(dated)), str(latest or "-"),
                   "-" if age is None else str(age), Text(shown, style=style),
                   str(sum(r.rows for r in rs)), str(sum(r.quarantined for r in rs)),
+                  str(sum(n for r in rs for n in r.skipped.values())),
                   Text(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1
                                       else "")) if problems else "")
     for o in others:

@@ -28,6 +28,11 @@ H_SHA256 = "X-Gpuprices-Payload-SHA256"
 H_ORIGIN = "X-Gpuprices-Origin"
 H_RENDERED = "X-Gpuprices-Rendered"
 
+# How far a capture's time may run ahead of this machine's clock and still count as "now": the
+# tolerance Kerberos allows between hosts by default (MIT krb5.conf `clockskew`, 300 s). A capture
+# dated later than that is refused: it would outrank every real snapshot as the "latest".
+FUTURE_SKEW = dt.timedelta(minutes=5)
+
 _REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}
 
 
@@ -75,6 +80,25 @@ class Capture:
             status=self.status,
             content_type=self.content_type,
         )
+
+
+class FutureCaptureError(ValueError):
+    """A capture dated later than now (beyond FUTURE_SKEW)."""
+
+
+def after_now(ts: dt.datetime, now: dt.datetime | None = None) -> bool:
+    """Whether a capture time lies later than now, beyond the clock skew allowed."""
+    return ts > (now or dt.datetime.now(dt.UTC)) + FUTURE_SKEW
+
+
+def future_problem(ts: dt.datetime, now: dt.datetime | None = None) -> str | None:
+    """Why a capture time cannot be archived or replayed, or None."""
+    now = now or dt.datetime.now(dt.UTC)
+    if not after_now(ts, now):
+        return None
+    return (f"captured at {ts.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}, later than now "
+            f"({now:%Y-%m-%dT%H:%M:%SZ}, {FUTURE_SKEW.total_seconds():g} s of clock skew "
+            f"allowed): refused")
 
 
 def archive_path(root: Path, provider: str, day: dt.date) -> Path:
@@ -128,7 +152,13 @@ def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
 
     Each day file is rebuilt as old bytes + new records in a `.part` file and renamed over the
     old one, so a crash leaves either the old archive or the new one, never half of either.
+    Raises FutureCaptureError, before writing anything, for a capture dated later than now.
     """
+    captures = list(captures)
+    for cap in captures:
+        problem = future_problem(cap.captured_at)
+        if problem:
+            raise FutureCaptureError(f"{cap.provider}: {cap.url}: {problem}")
     groups: dict[Path, list[Capture]] = {}
     for cap in captures:
         groups.setdefault(archive_path(root, cap.provider, cap.snapshot_date), []).append(cap)
@@ -184,16 +214,22 @@ def read_captures(path: Path) -> Iterator[Capture]:
         yield pending[rid]
 
 
+def captures_per_request(captures: Iterable[Capture]) -> list[list[Capture]]:
+    """The captures of each distinct request (method, URL, body) of a day, newest first; the
+    requests in the order of their newest capture."""
+    groups: dict[tuple[str, str, bytes | None], list[Capture]] = {}
+    for cap in captures:
+        groups.setdefault((cap.method, cap.url, cap.request_body), []).append(cap)
+    # Among captures of the same second, the one archived last is the newer.
+    ordered = [sorted(g, key=lambda c: c.captured_at, reverse=True)
+               for g in ([*reversed(g)] for g in groups.values())]
+    return sorted(ordered, key=lambda g: (g[0].captured_at, g[0].url))
+
+
 def latest_per_request(captures: Iterable[Capture]) -> list[Capture]:
     """The last capture of each distinct request (method, URL, body) of a day: a rerun that
     fetched a page again supersedes the earlier fetch for parsing, but both stay archived."""
-    latest: dict[tuple[str, str, bytes | None], Capture] = {}
-    for cap in captures:
-        key = (cap.method, cap.url, cap.request_body)
-        prev = latest.get(key)
-        if prev is None or cap.captured_at >= prev.captured_at:
-            latest[key] = cap
-    return sorted(latest.values(), key=lambda c: (c.captured_at, c.url))
+    return [group[0] for group in captures_per_request(captures)]
 
 
 def list_archives(root: Path) -> list[tuple[dt.date, str, Path]]:

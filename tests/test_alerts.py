@@ -78,7 +78,7 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     text = summary.read_text()
     for part in ("## Providers", "| runpod | 2026-09-30 | ok |", "## Failures",
                  "## Quarantined rows", "## Unmapped GPU names", "## Largest price moves",
-                 "Webhook: 2 alerts posted."):
+                 "Webhook: 3 alerts posted."):  # the failure, B200 +30 %, H100 PCIe +20.9 %
         assert part in text, part
     # The failed night: stale, still serving its last good snapshot, with its age.
     assert "| runpod | 2026-11-01 | stale (failed; serving 2026-09-30, 32 days old) |" in text

@@ -278,7 +278,10 @@ def test_sigkill_during_the_parquet_write_leaves_no_partial_partition(settings, 
     _lake_ok(settings, good.rows)
     assert _offers(settings) == (good.rows, good.rows)
     folder = lake.partition_path(settings.lake_root, DAY, "runpod").parent
-    assert [p.name for p in folder.iterdir()] == ["part-0.parquet"]  # leftovers swept
+    # Leftovers swept: the partition and its recorded checksum, which matches.
+    assert sorted(p.name for p in folder.iterdir()) == [".part-0.parquet.sha256",
+                                                         "part-0.parquet"]
+    assert lake.checksum_problem(folder / "part-0.parquet") is None
 
 
 @pytest.mark.parametrize("loaded_before", [False, True], ids=["first-load", "reload"])
@@ -309,8 +312,11 @@ def test_a_full_disk_during_the_parquet_write_is_a_clear_failure(settings, monke
     assert res.errors[-1] == (f"runpod: could not write the lake partition for {DAY}: "
                               "No space left on device")
     folder = lake.partition_path(settings.lake_root, DAY, "runpod").parent
-    assert [p.name for p in folder.iterdir()] == ["part-0.parquet"]  # no half-written file
+    # No half-written file: the old partition and its checksum, which still matches.
+    assert sorted(p.name for p in folder.iterdir()) == [".part-0.parquet.sha256",
+                                                         "part-0.parquet"]
     assert (folder / "part-0.parquet").read_bytes() == before
+    assert lake.checksum_problem(folder / "part-0.parquet") is None
     assert _offers(settings) == (0, 0) and good.rows > 0  # nothing half-loaded either
 
 

@@ -86,13 +86,26 @@ def test_a_move_beyond_3x_is_quarantined_and_a_smaller_one_loads(settings):
                        "and pricing_model = 'on_demand'") == [(0.98,)]
 
 
-def test_the_move_gate_only_looks_back_a_bounded_window(settings):
-    """A snapshot months older is no 'previous night': long-gap moves load."""
+@pytest.mark.parametrize(("days", "factor", "held"), [
+    (9, 4, True),  # x4 nine days later: beyond 3x, held (the 7-day window let it through)
+    (40, 4, False),  # x4 after more than a month: within the long-gap 6x, loads
+    (400, 10, True),  # x10 after more than a year: still held
+])
+def test_a_move_beyond_its_limit_is_held_whatever_the_gap(settings, days, factor, held):
     pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
-    later = D1 + dt.timedelta(days=gates.MOVE_WINDOW_DAYS + 1)
-    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+    later = D1 + dt.timedelta(days=days)
+    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice",
+                                                                       6.79 * factor))
     res = pipeline.store_day(settings, "runpod", later, runpod_api(later, body))
-    assert "move" not in res.quarantine_reasons and res.moves == []
+    b200 = [m for m in res.moves if m.ident.sku == "NVIDIA B200/secure"]
+    if factor < 10:
+        assert [(m.old, round(m.new, 2), m.quarantined) for m in b200] == [
+            (6.79, round(6.79 * factor, 2), held)]
+        assert res.quarantine_reasons.get("move", 0) == int(held)
+    else:  # 67.90 /GPU-h is also more than twice the highest B200 price known: the band holds it
+        assert res.quarantine_reasons.get("band") == 1 and "move" not in res.quarantine_reasons
+    rows = lake.read_partition(settings.lake_root, later, "runpod").to_pylist()
+    assert any(r["sku"] == "NVIDIA B200/secure" for r in rows) is not held
 
 
 def test_real_aws_p5_price_cut_of_june_2025_loads(settings):
@@ -119,10 +132,10 @@ def gcp_days():
 
 @pytest.mark.parametrize("factor", [100, 1 / 100, 730])
 def test_the_band_catches_unit_errors_on_real_gcp_history(settings, gcp_days, factor):
-    old, new = dt.date(2026, 1, 22), dt.date(2026, 7, 30)  # 189 days: outside the move window
+    old, new = dt.date(2026, 1, 22), dt.date(2026, 7, 30)  # 189 days apart
     pipeline.store_day(settings, "gcp", old, pipeline.Parsed(gcp_days[old], [], 1))
     ref = pipeline.reference(settings, "gcp", new)
-    assert ref.prev_date is None and ref.band  # no move gate, a band from the older night
+    assert ref.prev_date == old and ref.band  # the band and the (long-gap) move gate apply
     # The real next snapshot passes the band...
     genuine = gates.run_gates(gcp_days[new], ref)
     assert not [r for _, r in genuine.bad if r.startswith("band")]

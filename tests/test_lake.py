@@ -190,4 +190,4 @@ def test_fsync_is_called_on_file_and_folder(tmp_path, monkeypatch):
     real = os.fsync
     monkeypatch.setattr(lake.os, "fsync", lambda fd: synced.append(fd) or real(fd))
     lake.write_partition(tmp_path, DAY, "runpod", _offers())
-    assert len(synced) == 2
+    assert len(synced) == 3  # the file, its recorded checksum, the folder

@@ -12,6 +12,11 @@ dot) are skipped by pyarrow and DuckDB dataset discovery and by `list_partitions
 The files keep `snapshot_date` and `provider` as ordinary columns too, so a file is
 self-describing when copied out of its folder.
 
+Each file's SHA-256 is recorded beside it when it is written, in a hidden
+`.part-0.parquet.sha256`; reading a partition whose bytes no longer match (a file edited by hand,
+a copy cut short) raises ChecksumError naming it, so nothing loads a partition the pipeline did
+not write. A partition written before checksums were recorded has none and is read as it is.
+
 Quarantine holds rows that failed the checks (e.g. a GPU wording that maps to no canonical
 model): all offer columns, every one nullable, plus a `reason`.
 """
@@ -19,6 +24,7 @@ model): all offer columns, every one nullable, plus a `reason`.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import re
 import secrets
@@ -47,6 +53,13 @@ QUARANTINE_SCHEMA = pa.schema(
     [pa.field(f.name, f.type, nullable=True) for f in OFFER_SCHEMA]
     + [pa.field("reason", pa.string(), nullable=False)]
 )
+
+CHECKSUM_SUFFIX = ".sha256"
+
+
+class ChecksumError(ContractError):
+    """A lake file whose bytes differ from the checksum recorded when the pipeline wrote it."""
+
 
 _DATE_DIR = re.compile(r"^snapshot_date=(\d{4}-\d{2}-\d{2})$")
 _PROVIDER_DIR = re.compile(r"^provider=([A-Za-z0-9_-]+)$")
@@ -91,26 +104,79 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
-    """Write `table` to `final` so that `final` is either the old file or the complete new one."""
-    folder = final.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    # Leftovers of a writer that was killed mid-write: never visible, but they take disk space.
-    for stale in folder.glob(f".{PART_FILE}.*.part"):
-        stale.unlink(missing_ok=True)
-    tmp = folder / f".{PART_FILE}.{secrets.token_hex(6)}.part"
+def checksum_path(path: Path | str) -> Path:
+    """Where the SHA-256 of a lake file is recorded: a hidden file beside it."""
+    path = Path(path)
+    return path.with_name(f".{path.name}{CHECKSUM_SUFFIX}")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checksum_problem(path: Path | str) -> str | None:
+    """Why a lake file cannot be trusted (its bytes differ from the checksum recorded when it was
+    written), or None; a file written before checksums were recorded has none to differ from."""
+    path = Path(path)
+    recorded = checksum_path(path)
+    if not recorded.exists():
+        return None
+    want = recorded.read_text().split()[0] if recorded.read_text().strip() else ""
+    got = _sha256(path)
+    if got == want:
+        return None
+    return (f"{path}: SHA-256 {got[:12]}... differs from {want[:12] or 'nothing'}..., recorded "
+            f"when the pipeline wrote it (edited or damaged since); rebuild it with "
+            f"`gpuprices reparse`")
+
+
+def _atomic_write(final: Path, write) -> None:
+    """`write(fh)` into a hidden `.part` beside `final`, fsynced, then renamed over it."""
+    tmp = final.parent / f".{PART_FILE}.{secrets.token_hex(6)}.part"
     try:
         with open(tmp, "wb") as fh:
-            # Level 9 rather than the default 3: a year's lake is 12% smaller for about the same
-            # write time (bench/warehouse_scale.py), and reading is as fast at any level.
-            pq.write_table(table, fh, compression="zstd", compression_level=9)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, final)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    # Make the rename itself durable, not only the bytes.
+
+
+def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
+    """Write `table` to `final` so that `final` is either the old file or the complete new one,
+    and record its checksum. A crash between the two renames leaves a file whose checksum does
+    not match: refused on reading, rewritten by the next run of that day."""
+    folder = final.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    # Leftovers of a writer that was killed mid-write: never visible, but they take disk space.
+    for stale in folder.glob(f".{PART_FILE}.*.part"):
+        stale.unlink(missing_ok=True)
+    digest = hashlib.sha256()
+
+    class _Hashing:  # hash the bytes as they are written: no second read of the file
+        def __init__(self, fh) -> None:
+            self.fh = fh
+
+        def write(self, data) -> int:
+            digest.update(data)
+            return self.fh.write(data)
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+    # Level 9 rather than the default 3: a year's lake is 12% smaller for about the same write
+    # time (bench/warehouse_scale.py), and reading is as fast at any level.
+    _atomic_write(final, lambda fh: pq.write_table(
+        table, _Hashing(fh), compression="zstd", compression_level=9))
+    _atomic_write(checksum_path(final), lambda fh: fh.write(
+        f"{digest.hexdigest()}  {final.name}\n".encode()))
+    # Make the renames themselves durable, not only the bytes.
     _fsync_dir(folder)
     return final
 
@@ -179,7 +245,11 @@ def read_partition(
 
 
 def read_offers_file(path: Path | str) -> pa.Table:
-    """A lake file conformed to the current contract."""
+    """A lake file conformed to the current contract. Raises ChecksumError for a file whose
+    bytes differ from the checksum recorded when it was written."""
+    problem = checksum_problem(path)
+    if problem:
+        raise ChecksumError(problem)
     return conform_table(pq.read_table(path))
 
 

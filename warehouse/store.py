@@ -377,12 +377,15 @@ def load_lake(
     providers: Iterable[str] | None = None,
     *,
     read: Callable[[Path], pa.Table] | None = None,
+    exclude: Iterable[Path] = (),
 ) -> dict[tuple[dt.date, str], int]:
     """Load the lake's offers partitions (all, or those of the given dates and providers) into
     the warehouse in ONE transaction: either every selected partition is replaced or none is.
     Partitions are read one at a time so memory holds one day of one provider. Returns rows
     loaded per (snapshot_date, provider). `read` is for tests (defaults to lake.read_offers_file).
+    Partitions whose path is in `exclude` (refused by the caller) are left out.
     """
+    left_out = {Path(p) for p in exclude}
     want_dates = None if dates is None else {as_date(d) for d in dates}
     want_providers = None if providers is None else set(providers)
     reader = read or lake.read_offers_file
@@ -390,7 +393,7 @@ def load_lake(
         (day, prov, path)
         for day, prov, path in lake.list_partitions(lake_root)
         if (want_dates is None or day in want_dates)
-        and (want_providers is None or prov in want_providers)
+        and (want_providers is None or prov in want_providers) and path not in left_out
     ]
     loaded: dict[tuple[dt.date, str], int] = {}
     with transaction(con):

@@ -9,8 +9,15 @@ uses are in `spiders/parsers/_util.py`.
 
 from __future__ import annotations
 
+from collections import Counter
+from contextvars import ContextVar
+
 from spiders.registry import parser_for, parser_module
 from warehouse.contract import CaptureMeta, Offer
+
+# The rows the parser now running passed over, by reason (set by parse_body_counted). A parser
+# stays a pure function returning offers; what it leaves out is told on this side channel.
+_SKIPPED: ContextVar[Counter | None] = ContextVar("skipped_rows", default=None)
 
 
 class ParseError(Exception):
@@ -41,6 +48,24 @@ def parse_body(body: bytes, meta: CaptureMeta) -> list[Offer]:
     if not offers:
         raise ParseError(meta.provider, meta.url, "no offers in a page that should have prices")
     return offers
+
+
+def skip_row(reason: str) -> None:
+    """Count one row (an instance with no readable price, a row cut short) the parser passes
+    over, so the run summary can say how many and why instead of dropping them silently."""
+    counter = _SKIPPED.get()
+    if counter is not None:
+        counter[reason] += 1
+
+
+def parse_body_counted(body: bytes, meta: CaptureMeta) -> tuple[list[Offer], dict[str, int]]:
+    """parse_body, and the rows the parser passed over by reason."""
+    token = _SKIPPED.set(Counter())
+    try:
+        offers = parse_body(body, meta)
+        return offers, dict(_SKIPPED.get() or {})
+    finally:
+        _SKIPPED.reset(token)
 
 
 def postprocess(provider: str, offers: list[Offer], captures: list) -> list[Offer]:

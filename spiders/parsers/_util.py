@@ -8,7 +8,7 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError
+from spiders.parsers import ParseError, skip_row
 from warehouse.contract import CaptureMeta
 
 _PRICE = re.compile(r"\$?\s*([0-9][0-9,]*(?:\s?\.\s?[0-9]+)?)")
@@ -26,6 +26,13 @@ def parse_price(text: str | float | int | None) -> float | None:
         return None
     value = float(re.sub(r"[\s,]", "", m.group(1)))
     return value if value > 0 else None
+
+
+def skip_unpriced(value: object, what: str = "price") -> None:
+    """Count a row passed over because no price could be read where one should stand, by what
+    stood there ('N/A', 'Contact sales', nothing): the run summary lists them."""
+    text = "" if value is None else " ".join(str(value).split())[:40]
+    skip_row(f"no {what} ({text!r})" if text else f"no {what} given")
 
 
 def load_json(body: bytes, meta: CaptureMeta) -> Any:

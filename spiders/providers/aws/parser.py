@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price
+from spiders.parsers._util import load_json, parse_price, skip_unpriced
 from spiders.providers.aws.offer_csv import parse_offer_csv
 from spiders.providers.aws.offer_file import (
     BILLING_INCREMENT_S,
@@ -159,6 +159,7 @@ def parse_page_feed(data: dict[str, Any], meta: CaptureMeta) -> list[Offer]:
             continue
         price = parse_price(entry.get("price"))
         if price is None:
+            skip_unpriced(entry.get("price"))
             continue
         loc = entry.get("Location") or location
         extra = {**gpu.pop("extra"), "source": "page", "instance_type": itype,
@@ -221,6 +222,7 @@ def _spot_offers(data: dict[str, Any], meta: CaptureMeta) -> list[Offer]:
                     for currency, text in (column.get("prices") or {}).items():
                         price = parse_price(text)  # "N/A*" and "0" are no price
                         if price is None:
+                            skip_unpriced(text)
                             continue
                         fields = dict(gpu)
                         extra = {**fields.pop("extra"), "source": "spot_feed",
@@ -308,6 +310,8 @@ def parse_history_row(body: bytes, meta: CaptureMeta) -> list[Offer]:
         price = parse_price(row.get("price_usd"))
         gpu = _gpu_fields(itype) if itype else None
         if price is None or gpu is None:
+            if gpu is not None:
+                skip_unpriced(row.get("price_usd"))
             continue
         extra = {**gpu.pop("extra"), "source": "history", "derived": True,
                  "instance_type": itype, "series_timestamp": row.get("timestamp")}

@@ -36,8 +36,8 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, load_json, parse_price
+from spiders.parsers import ParseError, skip_row
+from spiders.parsers._util import decode_html, el_text, load_json, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -194,6 +194,7 @@ def _instance_offers(row: Any, name_el: Any, headers: list[str], col: dict[str, 
             continue
         price = _price(cells[col[kind]])
         if price is None:
+            skip_unpriced(cells[col[kind]])
             continue
         extra = dict(base, price_wording=cells[col[kind]])
         if kind == "spot":
@@ -223,11 +224,13 @@ def _parse_component(rows: list[Any], meta: CaptureMeta) -> list[Offer]:
         cols = row.xpath("./div[contains(concat(' ', normalize-space(@class), ' '),"
                          " ' w-col-2 ')]")
         if len(cols) < 4:
+            skip_row("row cut short")
             continue  # a row cut short (the excerpt ends inside "Tesla V100 NVLINK")
         price_text = next((el_text(s) for s in cols[3].xpath(".//strong") if "$" in el_text(s)),
                           el_text(cols[3]))
         price = _price(price_text)
         if price is None:
+            skip_unpriced(price_text)
             continue
         vram = _num(el_text(cols[0]))
         offers.append(make_offer(
@@ -264,6 +267,8 @@ def _parse_derived_json(doc: Any, meta: CaptureMeta) -> list[Offer]:
         price = parse_price(r.get("price_per_hour_usd"))
         count = r.get("gpu_count")
         if price is None or not isinstance(count, int | float) or count <= 0:
+            skip_unpriced(r.get("price_per_hour_usd") if price is None else count,
+                          "price" if price is None else "GPU count")
             continue  # no price, or no GPU count to divide it by (GB200): not guessed
         vram = r.get("vram_gb")
         offers.append(make_offer(

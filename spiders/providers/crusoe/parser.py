@@ -25,7 +25,7 @@ import re
 from parsel import Selector
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, parse_price
+from spiders.parsers._util import decode_html, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -83,9 +83,11 @@ def _offers_for(meta: CaptureMeta, name: str, tags: list[str],
         if col is None:
             continue
         if require and require.lower() not in cell.lower():
+            skip_unpriced(cell, f"price per {require}")
             continue  # "Contact sales", or a price in another unit
         price = parse_price(cell) if "$" in cell else None
         if price is None:
+            skip_unpriced(cell)
             continue
         pricing_model, months = col
         out.append(make_offer(

@@ -31,7 +31,7 @@ from typing import Any
 from parsel import Selector
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, looks_like_html
+from spiders.parsers._util import load_json, looks_like_html, skip_unpriced
 from spiders.providers.gcp.billing import HOURS_PER_MONTH, parse_billing
 from spiders.providers.gcp.machines import machines
 from warehouse.contract import CaptureMeta, Offer, make_offer
@@ -152,6 +152,7 @@ def parse_page(text: str, meta: CaptureMeta) -> list[Offer]:
             for i, (key, model, months, extra, header) in cols.items():
                 price = cell_price(cells[i])
                 if price is None:
+                    skip_unpriced(cells[i])
                     continue
                 offers.append(make_offer(
                     meta,

@@ -31,7 +31,7 @@ from typing import Any
 from lxml import html as lxml_html
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, parse_price
+from spiders.parsers._util import decode_html, el_text, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -171,6 +171,7 @@ def _parse_tabs(tree: Any, panels: list[Any], meta: CaptureMeta) -> list[Offer]:
                                      f"no GPU count for {plan!r}: tab label is not 'Nx'")
                 per_gpu = _price(cells[price_label])
                 if per_gpu is None:
+                    skip_unpriced(cells[price_label])
                     continue  # "Contact sales" or an empty cell: not a self-serve price
                 offers.append(_offer(
                     meta, plan=plan, vram_text=cells.get("VRAM/GPU", ""), count=count,
@@ -193,6 +194,7 @@ def _parse_table(rows: list[Any], meta: CaptureMeta) -> list[Offer]:
         vram_text, vcpus_text, ram_text, storage_text, price_text = cells[1:6]
         per_gpu = _price(price_text)
         if per_gpu is None:
+            skip_unpriced(price_text)
             continue  # "CONTACT SALES"
         offers.append(_offer(
             meta, plan=plan, vram_text=vram_text, count=int(count), per_gpu=per_gpu,

@@ -34,7 +34,7 @@ import re
 from parsel import Selector
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, parse_price
+from spiders.parsers._util import decode_html, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -204,6 +204,7 @@ def _highlight_row(cells: list[str], headers: list[str], i_item: int, i_vcpu: in
         cell = cells[i]
         price = parse_price(cell) if "$" in cell else None
         if price is None:  # "Contact us", "––", "$—": not offered at a listed price
+            skip_unpriced(cell)
             continue
         extra = dict(base_extra, column=headers[i])
         if _FROM.match(cell):
@@ -268,6 +269,7 @@ def _parse_2024(tables: list[tuple[list[str], list[list[str]]]],
                 cell = cells[i]
                 price = parse_price(cell) if "$" in cell else None
                 if price is None:
+                    skip_unpriced(cell)
                     continue
                 extra: dict = {"source": "page", "layout": "2024-table",
                                "gpu_wording": cells[0], "unit": "instance-hour",

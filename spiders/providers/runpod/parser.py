@@ -37,7 +37,7 @@ from typing import Any
 from lxml import html as lxml_html
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, load_json, parse_price
+from spiders.parsers._util import decode_html, load_json, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -130,6 +130,8 @@ def _records_to_offers(
         for field, flag, model_kind, months, cloud in _RECORD_FIELDS:
             price = parse_price(rec.get(field))
             if price is None:
+                if field in rec:  # a field the query did not ask for is no skipped row
+                    skip_unpriced(rec.get(field))
                 continue
             if flag and rec.get(flag) is False:
                 continue
@@ -270,6 +272,7 @@ def _parse_attributes(price_divs: list[Any], meta: CaptureMeta) -> list[Offer]:
                 continue
             price = parse_price(div.get(attr))
             if price is None:
+                skip_unpriced(div.get(attr))
                 continue
             extra = {"source": "page", "layout": "attributes", "gpu_wording": name,
                      "price_field": attr, "cloud": cloud}
@@ -322,6 +325,7 @@ def _parse_jsonld(scripts: list[str], meta: CaptureMeta) -> list[Offer]:
                                  f"{name}: currency {item.get('priceCurrency')!r}, expected USD")
             price = parse_price(item.get("price"))
             if price is None:
+                skip_unpriced(item.get("price"))
                 continue
             kind, cloud = kind_cloud
             extra = {"source": "page", "layout": "jsonld", "gpu_wording": name,

@@ -25,7 +25,7 @@ from typing import Any
 from lxml import html as lxml_html
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, parse_price
+from spiders.parsers._util import decode_html, el_text, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -96,6 +96,8 @@ def _table(table: Any, meta: CaptureMeta) -> list[Offer]:
             kind = column(header)
             price = parse_price(el_text(cell)) if span == 1 else None
             if kind is None or price is None:
+                if kind is not None and span == 1:
+                    skip_unpriced(el_text(cell))
                 continue
             offers.append(_offer(meta, hardware, header, kind, price))
     return offers

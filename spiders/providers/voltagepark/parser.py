@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price
+from spiders.parsers._util import load_json, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
@@ -40,6 +40,7 @@ def _location_offers(loc: dict[str, Any], meta: CaptureMeta) -> list[Offer]:
     for net in NETWORKS:
         per_gpu = parse_price(loc.get(f"gpu_price_{net}"))
         if per_gpu is None:
+            skip_unpriced(loc.get(f"gpu_price_{net}"))
             continue  # option not offered at this location
         stock = loc.get(f"gpu_count_{net}")
         out.append(make_offer(
