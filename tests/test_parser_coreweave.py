@@ -138,7 +138,8 @@ def test_component_2023_values():
     assert rows["a100-40gb-nvlink"].gpu_model == "A100-40GB"
     assert rows["a40"].price_per_hour == 1.28
     assert rows["rtx-a5000"].extra["max_vcpus_per_gpu"] == 36
-    assert rows["quadro-rtx-4000"].gpu_model is None  # not in gpus.csv: quarantined
+    assert rows["quadro-rtx-4000"].gpu_model == "QUADRORTX4000-8GB"
+    assert rows["quadro-rtx-5000"].gpu_model == "QUADRORTX5000-16GB"
     assert all(o.extra["price_scope"] == "gpu_component_only" for o in offers)
 
 

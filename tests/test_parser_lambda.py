@@ -87,10 +87,11 @@ def test_table_2024_priced_reserved_row_is_committed_not_on_demand():
     assert rows[("8x NVIDIA H100 SXM 80 GB", "on_demand")].price_per_gpu_hour == 2.99
 
 
-def test_table_2024_unknown_wording_kept_unmapped():
-    rows = by_sku(lambda_parser.parse(TABLE_2024.read_bytes(), meta(URL_2024)))
-    quadro = rows[("1x NVIDIA Quadro RTX 6000 24 GB", "on_demand")]
-    assert quadro.gpu_model is None and quadro.price_per_hour == 0.5
+def test_table_2024_quadro_mapped():
+    offers = lambda_parser.parse(TABLE_2024.read_bytes(), meta(URL_2024))
+    quadro = by_sku(offers)[("1x NVIDIA Quadro RTX 6000 24 GB", "on_demand")]
+    assert quadro.gpu_model == "QUADRORTX6000-24GB" and quadro.price_per_hour == 0.5
+    assert all(o.gpu_model for o in offers)
 
 
 def test_tabs_2026_values():

@@ -87,13 +87,28 @@ def test_api_zero_means_not_offered_and_unknown_record_gives_nothing():
     assert {o.pricing_model for o in offers} == {"on_demand", "community"}
 
 
-def test_api_unmapped_gpu_is_kept_unmapped_not_guessed():
+def test_api_geforce_and_mig_wordings_mapped():
     rows = index(parse(API.read_bytes(), meta(API_URL)))
     r3070 = rows[("NVIDIA GeForce RTX 3070/community", "community", None)]
-    assert r3070.gpu_model is None and r3070.price_per_hour == 0.13
+    assert r3070.gpu_model == "RTX3070-8GB" and r3070.price_per_hour == 0.13
+    assert all(o.gpu_model for o in rows.values())
+    # a MIG slice is a quarter of the 96 GB card: fractional count, whole-GPU equivalent price
     mig = rows[("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb/secure", "on_demand",
                 None)]
-    assert mig.gpu_model is None  # a MIG slice is not the whole 96 GB card
+    assert (mig.gpu_model, mig.gpu_count, mig.gpu_memory_gb) == ("RTX-PRO-6000-96GB", 0.25, 96)
+    assert mig.extra["slice_memory_gb"] == 24 and mig.extra["mig_profile"] == "1g.24gb"
+    assert mig.price_per_gpu_hour == pytest.approx(mig.price_per_hour * 4)
+    half = rows[("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 2g.48gb/secure", "on_demand",
+                 None)]
+    assert half.gpu_count == 0.5
+
+
+def test_unknown_wording_is_kept_unmapped_not_guessed():
+    body = json.dumps({"data": {"gpuTypes": [
+        {"id": "NVIDIA Imaginary X9 MIG 1g.10gb", "memoryInGb": 10, "securePrice": 1.0},
+        {"id": "NVIDIA Imaginary X9", "memoryInGb": 40, "securePrice": 2.0}]}}).encode()
+    offers = parse(body, meta(API_URL))
+    assert len(offers) == 2 and all(o.gpu_model is None and o.gpu_count == 1 for o in offers)
 
 
 def test_offers_fit_the_arrow_schema():

@@ -65,6 +65,7 @@ class AzureSku:
     gpu_count: float
     gpu_memory_gb: float
     vcpus: float
+    vm_gpu_memory_gb: float
 
 
 @cache
@@ -81,6 +82,7 @@ def sku_table() -> tuple[dict[str, AzureSku], dict[str, AzureSku]]:
                 gpu_count=float(r["gpu_count"]),
                 gpu_memory_gb=float(r["gpu_memory_gb"]),
                 vcpus=float(r["vcpus"]),
+                vm_gpu_memory_gb=float(r["vm_gpu_memory_gb"]),
             )
             by_arm[sku.arm_sku_name.lower()] = sku
             for name in filter(None, (m.strip() for m in r["meter_names"].split(";"))):
@@ -143,6 +145,11 @@ def _offer(
         extra["effective_start_date"] = item["effectiveStartDate"]
     if sku is None:
         extra["gpu_count_unknown"] = True
+    else:
+        # A partial-GPU size (NVads A10 v5, NVv4, NGads V620, NCv6 ...) is a fractional
+        # gpu_count: price_per_gpu_hour is then the whole-GPU equivalent, gpu_memory_gb the
+        # whole GPU's memory, and this the GPU memory the VM actually gets.
+        extra["vm_gpu_memory_gb"] = sku.vm_gpu_memory_gb
     return make_offer(
         meta,
         sku=sku_label,
