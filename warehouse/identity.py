@@ -75,11 +75,13 @@ from warehouse.contract import Offer
 # 2: source|provider_term|tier|price_kind|gcp_model|offer_key, positional.
 # 3: VARIANT_KEYS below (no source): one offer whatever it was read from (stored with
 #    warehouse/store.py PRICE_TOLERANCE: prices one part in a million apart are one price).
-VERSION = 3
+# 4: + cluster_duration, cluster_gpus (Lambda's 1-Click Clusters: one price per size and term).
+VERSION = 4
 
 COLUMNS = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
            "commitment_months", "effective_from", "currency")
-VARIANT_KEYS = ("provider_term", "tier", "price_kind", "gcp_model", "offer_key")
+VARIANT_KEYS = ("provider_term", "tier", "price_kind", "gcp_model", "offer_key",
+                "cluster_duration", "cluster_gpus")
 
 # Which source's price stands when one provider-day lists an offer more than once (best first).
 SOURCE_PRECEDENCE = ("api", "spot_feed", "page", "history", "radar_diff", "derived")
@@ -105,6 +107,8 @@ class Identity(NamedTuple):
     price_kind: str | None
     gcp_model: str | None
     offer_key: str | None
+    cluster_duration: str | None = None
+    cluster_gpus: str | None = None
 
     @property
     def variant(self) -> str:
