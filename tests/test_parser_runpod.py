@@ -313,3 +313,26 @@ def test_start_requests_post_graphql_and_get_page():
                   "memoryInGb", "displayName", "lowestPrice(input: {gpuCount: 1})"):
         assert field in query
     assert page.url == PAGE and page.method == "GET" and not page.browser
+
+
+CGI_2026_08 = RAW / "cgi_runpod_gputypes.json"
+
+
+def test_cgi_2026_08_api_values_and_spot_echoes_dropped():
+    offers = parse(CGI_2026_08.read_bytes(), meta(API_URL, "2026-08-25T12:00:00+00:00", "POST"))
+    rows = index(offers)
+    assert rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)].price_per_hour == 3.29
+    assert rows[("NVIDIA H100 80GB HBM3/community", "community", None)].price_per_hour == 2.69
+    assert rows[("NVIDIA H200/secure", "on_demand", None)].price_per_hour == 4.59
+    assert rows[("NVIDIA H200/community", "community", None)].price_per_hour == 3.59
+    assert rows[("NVIDIA B200/secure", "on_demand", None)].price_per_hour == 6.79
+    assert rows[("NVIDIA B200/community", "community", None)].price_per_hour == 5.98
+    mi300x = rows[("AMD Instinct MI300X OAM/secure", "on_demand", None)].price_per_hour
+    assert mi300x == 2.39
+    # communityCloud false (MI300X's 0.5 placeholder), secureCloud false (A100 SXM 40GB at 0)
+    assert ("AMD Instinct MI300X OAM/community", "community", None) not in rows
+    assert ("NVIDIA A100-SXM4-40GB/secure", "on_demand", None) not in rows
+    # every *SpotPrice and minimum bid here echoes the uninterrupted price: no spot rows
+    assert not [o for o in offers if o.pricing_model == "spot"]
+    assert rows[("NVIDIA B200/community", "community", None)].extra["spot_price_same"] is True
+    assert len(offers) == 15 and all(o.gpu_model for o in offers)

@@ -159,11 +159,18 @@ def _records_to_offers(
         if lowest.get("stockStatus"):
             base_extra["stock_status"] = lowest["stockStatus"]
         spot_prices: dict[float, list[Offer]] = {}
+        cloud_rows: dict[str, Offer] = {}
         for field, flag, model_kind, months, cloud in _RECORD_FIELDS:
             price = parse_price(rec.get(field))
             if price is None:
                 continue
             if flag and rec.get(flag) is False:
+                continue
+            plain = cloud_rows.get(cloud)
+            if model_kind == "spot" and plain is not None and plain.price_per_hour == price:
+                # The ~2026-08 API answers every *SpotPrice with the cloud's own on-demand
+                # price: no interruptible discount is quoted, so no spot row.
+                plain.extra["spot_price_same"] = True
                 continue
             extra = {**base_extra, "price_field": field, "cloud": cloud}
             offer = _offer(meta, f"{gpu_id}/{cloud}", model, memory, price, model_kind, months,
@@ -171,12 +178,19 @@ def _records_to_offers(
             offers.append(offer)
             if model_kind == "spot":
                 spot_prices.setdefault(price, []).append(offer)
+            elif months is None:
+                cloud_rows[cloud] = offer
         bid = parse_price(lowest.get("minimumBidPrice"))
         if bid is not None:
+            same = [o for o in cloud_rows.values() if o.price_per_hour == bid]
             if bid in spot_prices:
                 # Same number as a listed spot price: annotate rather than duplicate.
                 for o in spot_prices[bid]:
                     o.extra["also_minimum_bid_price"] = True
+            elif same:
+                # ~2026-08: the minimum bid equals the uninterrupted price, no discount quoted.
+                for o in same:
+                    o.extra["minimum_bid_same"] = True
             elif rec.get("secureCloud") is not False or rec.get("communityCloud") is not False:
                 extra = {**base_extra, "price_field": "lowestPrice.minimumBidPrice",
                          "cloud": "any"}
