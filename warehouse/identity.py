@@ -28,6 +28,9 @@ is a price change (identity VERSION 3). Each key, and which providers' parsers s
   held back the second of each pair as a duplicate of the first.
 - `offer_key`: no parser sets it today; it is the key a parser author sets when a provider lists
   two rows the keys above do not tell apart (docs/warehouse.md).
+- `cluster_duration`, `cluster_gpus`: Lambda's 1-Click Clusters table prints one per-GPU price
+  per term ("2 weeks – 1 year") and cluster size ("16", "64", "256+") of one plan: each pair is
+  its own committed offer with its own history.
 
 `extra.variant`, which the gates once read too, is not a key: no parser ever set it, and the
 warehouse column of that name is built from the keys above.
