@@ -48,10 +48,13 @@ def hook():
 @pytest.fixture
 def eventful_archive(runpod_archive):
     """The real Runpod captures plus two later nights: the API answer with B200 30 % dearer
-    (a move to alert on) and a page that holds no prices (a failure)."""
+    (a move to alert on) and one GPU renamed to a name no table knows (every real wording is
+    mapped), and a page that holds no prices (a failure)."""
     doc = json.loads(RUNPOD_API.read_bytes())
     b200 = next(t for t in doc["data"]["gpuTypes"] if t["id"] == "NVIDIA B200")
     b200["securePrice"] = round(b200["securePrice"] * 1.3, 2)
+    rtx = next(t for t in doc["data"]["gpuTypes"] if t["id"] == "NVIDIA GeForce RTX 3070")
+    rtx["id"] = "NVIDIA GeForce RTX 2070"
     append_captures(runpod_archive, [
         Capture(provider="runpod", url="https://api.runpod.io/graphql", method="POST",
                 body=json.dumps(doc).encode(),

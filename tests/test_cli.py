@@ -37,9 +37,9 @@ def test_replay_then_sql(dirs):
     assert r.returncode == 0, r.stderr
     assert "runpod" in r.stdout and "ok" in r.stdout
     # Not a terminal: one progress line per provider and step, with counts.
-    assert "replayed runpod: 4 days" in r.stderr and "loaded   runpod: 4 days" in r.stderr
+    assert "replayed runpod: 5 days" in r.stderr and "loaded   runpod: 5 days" in r.stderr
     r = gp("sql", "select count(distinct day) as days from cheapest_daily", *dirs[:2])
-    assert r.returncode == 0 and " 4 " in r.stdout
+    assert r.returncode == 0 and " 5 " in r.stdout
 
 
 def test_sql_reports_a_bad_query_and_a_missing_warehouse(tmp_path, dirs):
@@ -86,7 +86,7 @@ def test_nightly_prefect_flow_replays_and_reports(dirs):
     r = gp("nightly", "--replay", "all", "-p", "runpod", *dirs, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "runpod" in r.stdout and "2026-09-29" in r.stdout
-    assert "replayed runpod: 4 days" in r.stderr and "loaded   runpod: 4 days" in r.stderr
+    assert "replayed runpod: 5 days" in r.stderr and "loaded   runpod: 5 days" in r.stderr
 
 
 def test_backfill_imports_real_history_once(tmp_path):
@@ -102,11 +102,11 @@ def test_load_rebuilds_the_warehouse_from_the_lake_and_compact_keeps_it(dirs, tm
     assert gp("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
     count = "select count(*) as n, count(distinct snapshot_date) as days from offers"
     before = gp("sql", count, *dirs[:2]).stdout
-    assert " 4 " in before
+    assert " 5 " in before
     (tmp_path / "data" / "warehouse.duckdb").unlink()
     r = gp("load", *dirs)
     assert r.returncode == 0, r.stderr
-    assert "from 4 partitions" in r.stdout
+    assert "from 5 partitions" in r.stdout
     assert gp("sql", count, *dirs[:2]).stdout == before
     r = gp("compact", *dirs[:2])
     assert r.returncode == 0 and "MB ->" in r.stdout, r.stderr
@@ -207,14 +207,14 @@ def _make_run_queries() -> list[str]:
 
 def test_make_run_table_shows_ages_and_no_offer_over_the_age_limit(tmp_path):
     """On the bundled snapshots, as `make run` replays them (AWS's 488 days left out for speed):
-    Lambda's 2026-01-09 prices are cheapest for several GPUs but 268 days older than the
-    replay's last day (2026-10-04): stale in the status table, absent from the cheapest table,
-    listed after it with their date."""
+    Lambda's latest prices (2026-08-22) are 43 days older than the replay's last day
+    (2026-10-04): stale in the status table, absent from the cheapest table, listed after it
+    with their date."""
     args = ["--data-dir", tmp_path / "data", "--archive", ROOT / "snapshots"]
     r = gp("crawl", "--replay", "all", *[a for p in ("lambda", "runpod", "nebius", "crusoe")
                                          for a in ("-p", p)], *args)
     assert r.returncode == 0, r.stderr
-    assert _cells(r.stdout, "lambda")[2:5] == ["2026-01-09", "268", "ok, stale (268 d)"]
+    assert _cells(r.stdout, "lambda")[2:5] == ["2026-08-22", "43", "ok, stale (43 d)"]
     assert _cells(r.stdout, "crusoe")[2:5] == ["2026-10-04", "0", "ok"]
     cheapest, stale = _make_run_queries()
     r = gp("sql", cheapest, *args[:2])
@@ -228,16 +228,16 @@ def test_make_run_table_shows_ages_and_no_offer_over_the_age_limit(tmp_path):
     assert all(0 <= int(row[-1]) <= 14 for row in rows)
     assert "lambda" not in {row[names.index("provider")] for row in rows}
     r = gp("sql", stale, *args[:2])
-    assert _cells(r.stdout, "lambda")[1:3] == ["2026-01-09", "268"]
+    assert _cells(r.stdout, "lambda")[1:3] == ["2026-08-22", "43"]
 
 
 def test_a_replay_of_an_older_date_is_judged_on_that_date(dirs):
     """A replayed day without a capture serves the provider's last snapshot on or before it,
     aged from that day: never a later snapshot, never a negative age."""
     assert gp("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
-    r = gp("crawl", "--replay", "2026-09-01", "-p", "runpod", *dirs)
+    r = gp("crawl", "--replay", "2026-09-16", "-p", "runpod", *dirs)
     assert r.returncode == 1
-    assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-10", "22", "failed, stale (22 d)"]
+    assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-25", "22", "failed, stale (22 d)"]
     r = gp("crawl", "--replay", "2026-08-20", "-p", "runpod", *dirs)
     assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-10", "10", "failed, serving 2026-08-10"]
     r = gp("crawl", "--replay", "2023-09-29", "-p", "runpod", *dirs)

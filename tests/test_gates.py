@@ -181,12 +181,20 @@ def test_schema_gate_quarantines_broken_rows(settings):
     assert set(loaded.column("sku").to_pylist()).isdisjoint({"x1", "x2", "x3", "x4"})
 
 
+def _b200_moved_and_an_unknown_name(types):
+    gpu_type(types, "NVIDIA B200")["securePrice"] = 27.16
+    # every wording of the real answer is mapped now: one renamed to a name no table knows
+    gpu_type(types, "NVIDIA GeForce RTX 3070")["id"] = "NVIDIA GeForce RTX 2070"
+
+
 def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
     pipeline.store_day(settings, "runpod", D1, runpod_api(D1))
-    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+
+    body = edited_api(_b200_moved_and_an_unknown_name)
     res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
     pipeline.load(settings, [res], "r")
     n_unmapped = res.quarantine_reasons["unmapped"]
+    assert n_unmapped >= 1
     with pytest.raises(lake.ContractError, match="no GPU model"):
         ops_cli.release_rows(settings, D2, "runpod", None)  # unmapped rows cannot be offers
     released, left = ops_cli.release_rows(settings, D2, "runpod", "move")
@@ -232,7 +240,7 @@ def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):
     from spiders.archive import append_captures
     from tests.test_cli import gp
 
-    body = edited_api(lambda t: gpu_type(t, "NVIDIA B200").__setitem__("securePrice", 27.16))
+    body = edited_api(_b200_moved_and_an_unknown_name)
     append_captures(runpod_archive, [Capture(
         provider="runpod", url="https://api.runpod.io/graphql", method="POST", body=body,
         captured_at=dt.datetime(2026, 9, 30, 2, tzinfo=dt.UTC))])
@@ -266,7 +274,7 @@ def test_one_day_read_from_the_api_and_the_page_keeps_the_apis_price(settings):
     offers = api.offers + parse_body(page.body, page.meta())
     res = pipeline.store_day(settings, "runpod", D1,
                              pipeline.Parsed(offers=offers, errors=[], captures=2))
-    assert res.quarantine_reasons["superseded"] == 27
+    assert res.quarantine_reasons["superseded"] == 33  # 27 before GeForce names were mapped
     held = [r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod")
             .to_pylist() if r["reason"].startswith("superseded")]
     assert "superseded: same offer read from the api at 3.49; page said 4.49" in held
@@ -277,14 +285,14 @@ def test_one_day_read_from_the_api_and_the_page_keeps_the_apis_price(settings):
     assert [(r["price_per_hour"], json.loads(r["extra"])["source"]) for r in h100] == [
         (3.49, "api")]
     summary = pipeline.load(settings, [res], "r").read_text()
-    assert "superseded: 27" in summary
+    assert "superseded: 33" in summary
     assert q(settings, "SELECT count(*) FROM price_changes") == [(0,)]
     # A reviewer who prefers the page's price releases it; the reparse keeps that one instead.
     assert ops_cli.release_rows(settings, D1, "runpod", "api at 3.49; page said 4.49")[0] == 1
     again = pipeline.store_day(settings, "runpod", D1,
                                pipeline.Parsed(offers=offers, errors=[], captures=2))
     pipeline.load(settings, [again], "r2")
-    assert again.quarantine_reasons["superseded"] == 27
+    assert again.quarantine_reasons["superseded"] == 33
     assert "superseded: same offer read from the page at 4.49; api said 3.49" in [
         r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod").to_pylist()]
     assert q(settings, "SELECT price_per_hour FROM offers "

@@ -41,7 +41,7 @@ def test_known_wordings_map(wording, memory, expected):
 @pytest.mark.parametrize(
     ("wording", "memory"),
     [
-        ("NVIDIA GeForce RTX 3070", 8),  # not in gpus.csv: quarantined, not guessed
+        ("NVIDIA GeForce RTX 2070", 8),  # not in gpus.csv: quarantined, not guessed
         ("H100", None),  # bare H100 could be SXM, PCIe or NVL
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb", 24),  # a slice
         ("unknown", 0),

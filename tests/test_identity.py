@@ -160,7 +160,7 @@ def test_rows_told_apart_by_a_variant_key_are_two_offers_for_gates_and_warehouse
 PROVIDERS = ("azure", "lambda", "nebius", "runpod", "gcp", "vast", "hyperbolic", "together")
 EXPECTED_VARIANTS = {
     "azure": {"", "Spot", "Low Priority"},
-    "lambda": {"|On-demand"},
+    "lambda": {"|On-demand", "1-Click Clusters|||||2 weeks – 1 year|16"},
     "nebius": {"", "||from"},
     "gcp": {"", "|||dws_flex_start", "|||resource_cud", "|||flexible_cud"},
     # marketplace books (spiders/marketplace.py): three figures of one book, three offers
@@ -218,11 +218,11 @@ def test_gates_and_warehouse_group_real_captures_the_same_way(real_days):
         assert expected <= seen_variants[provider], provider
     # The combined days list one offer from the API and from the page: it is one offer at the
     # API's price, the page's row superseded with both prices named. Before identity VERSION 3
-    # these were two offers with two histories. Runpod: 27 GPUs on both, most at other prices
-    # (2026 API, 2023 page: H100 SXM secure 3.49 vs 4.49); GCP: 5 A2 types in us-central1, at
-    # one price.
+    # these were two offers with two histories. Runpod: 33 rows on both (27 before its GeForce
+    # wordings were mapped), most at other prices (2026 API, 2023 page: H100 SXM secure 3.49 vs
+    # 4.49); GCP: 5 A2 types in us-central1, at one price.
     got = {p: rs for p, rs in superseded.items() if rs}
-    assert {p: len(rs) for p, rs in got.items()} == {"runpod": 27, "gcp": 5}
+    assert {p: len(rs) for p, rs in got.items()} == {"runpod": 33, "gcp": 5}
     assert all(re.fullmatch(r"superseded: same offer read from the api at [\d.]+; "
                             r"page said [\d.]+", r) for rs in got.values() for r in rs)
     assert ("superseded: same offer read from the api at 3.49; page said 4.49"

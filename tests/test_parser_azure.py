@@ -123,8 +123,13 @@ def test_radar_diff_after_values():
     assert o.extra["derived"] is True and o.extra["source"] == "radar_diff"
     assert find(offers, "Standard_NC40ads_H100_v5", "westeurope", "spot", "Spot") \
         .price_per_hour == 5.23008
-    # the RTX PRO 6000 v6 meters are N-series but not in the table: quarantined
-    assert any(o.gpu_model is None and o.sku == "NC36dsxlRTX6kv6" for o in offers)
+    # the radar's RTX PRO 6000 v6 meter "NC36dsxlRTX6kv6" is the GA size with a quarter GPU
+    # (Microsoft's NCv6 GA table): a fractional count, whole-GPU price per GPU-hour
+    o = find(offers, "Standard_NC36ds_xl_RTXPRO6000BSE_v6", "westeurope", "spot", "Spot")
+    assert (o.gpu_model, o.gpu_count, o.price_per_hour) == ("RTX-PRO-6000-96GB", 0.25, 0.381242)
+    assert o.price_per_gpu_hour == pytest.approx(0.381242 * 4)
+    assert o.extra["vm_gpu_memory_gb"] == 24 and o.gpu_memory_gb == 96
+    assert all(o.gpu_model for o in offers)
     assert all(o.region == "westeurope" for o in offers)
     assert len(offers) == 25
 

@@ -138,7 +138,8 @@ def test_component_2023_values():
     assert rows["a100-40gb-nvlink"].gpu_model == "A100-40GB"
     assert rows["a40"].price_per_hour == 1.28
     assert rows["rtx-a5000"].extra["max_vcpus_per_gpu"] == 36
-    assert rows["quadro-rtx-4000"].gpu_model is None  # not in gpus.csv: quarantined
+    assert rows["quadro-rtx-4000"].gpu_model == "QUADRORTX4000-8GB"
+    assert rows["quadro-rtx-5000"].gpu_model == "QUADRORTX5000-16GB"
     assert all(o.extra["price_scope"] == "gpu_component_only" for o in offers)
 
 
@@ -214,3 +215,24 @@ def test_derived_json_of_another_provider():
 def test_start_requests():
     (spec,) = coreweave_source.start_requests({})
     assert spec.url == URL and spec.method == "GET" and not spec.browser
+
+
+def test_cgi_2026_08_excerpt_values():
+    offers = parse((CW / "cgi_coreweave_pricing_excerpt.html").read_bytes(),
+                   meta(when="2026-08-22T12:00:00+00:00"))
+    rows = keyed(offers)
+    na = "north-america"
+    assert rows[("hgx-h100", na, "on_demand")].price_per_hour == 49.24
+    assert rows[("hgx-h100", na, "spot")].price_per_hour == 19.71
+    assert rows[("hgx-h200", na, "on_demand")].price_per_hour == 50.44
+    assert rows[("hgx-h200", na, "spot")].price_per_hour == 20.93
+    assert rows[("nvidia-b200", na, "on_demand")].price_per_hour == 68.80
+    assert rows[("nvidia-b200", na, "spot")].price_per_hour == 34.11
+    assert rows[("nvidia-b300", na, "spot")].price_per_hour == 35.84
+    assert ("nvidia-b300", na, "on_demand") not in rows  # "Contact sales"
+    gb200 = rows[("nvidia-gb200-nvl72", na, "on_demand")]
+    assert (gb200.price_per_hour, gb200.gpu_count) == (42.00, 4)
+    assert rows[("hgx-h100", "europe", "spot")].price_per_hour == 19.51
+    # the inference-only per-GPU column (footnote 2) gives no row
+    assert 6.16 not in {o.price_per_hour for o in offers}
+    assert all(o.gpu_model for o in offers)

@@ -149,3 +149,14 @@ def test_self_serve_cards_alone_give_no_rows():
     text = FULL_2026.read_text(encoding="utf-8").replace("GPU instances pricing", "Other")
     with pytest.raises(ParseError):
         parse(text.encode(), meta())
+
+
+def test_cgi_2026_08_cards():
+    offers = parse((RAW / "cgi_crusoe_pricing_excerpt.html").read_bytes(),
+                   meta("2026-08-22T12:00:00+00:00"))
+    got = {(o.gpu_model, o.pricing_model): o.price_per_gpu_hour for o in offers}
+    assert got == {("H100-SXM-80GB", "on_demand"): 3.90, ("H200-141GB", "on_demand"): 4.29,
+                   ("A100-SXM-80GB", "on_demand"): 2.30, ("A100-PCIE-80GB", "on_demand"): 2.00,
+                   ("L40S-48GB", "on_demand"): 1.50, ("MI300X-192GB", "on_demand"): 3.45}
+    # spot cells are all "Contact sales"; self-serve deployments (H100 $5.50/h) are not rentals
+    assert 5.50 not in {o.price_per_hour for o in offers}

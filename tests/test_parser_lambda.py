@@ -87,10 +87,11 @@ def test_table_2024_priced_reserved_row_is_committed_not_on_demand():
     assert rows[("8x NVIDIA H100 SXM 80 GB", "on_demand")].price_per_gpu_hour == 2.99
 
 
-def test_table_2024_unknown_wording_kept_unmapped():
-    rows = by_sku(lambda_parser.parse(TABLE_2024.read_bytes(), meta(URL_2024)))
-    quadro = rows[("1x NVIDIA Quadro RTX 6000 24 GB", "on_demand")]
-    assert quadro.gpu_model is None and quadro.price_per_hour == 0.5
+def test_table_2024_quadro_mapped():
+    offers = lambda_parser.parse(TABLE_2024.read_bytes(), meta(URL_2024))
+    quadro = by_sku(offers)[("1x NVIDIA Quadro RTX 6000 24 GB", "on_demand")]
+    assert quadro.gpu_model == "QUADRORTX6000-24GB" and quadro.price_per_hour == 0.5
+    assert all(o.gpu_model for o in offers)
 
 
 def test_tabs_2026_values():
@@ -175,3 +176,27 @@ def test_tab_without_count_label():
 def test_start_requests():
     (spec,) = lambda_source.start_requests({})
     assert spec.url == URL_2026 and spec.method == "GET" and not spec.browser
+
+
+CGI_2026 = Path(__file__).parent / "fixtures/raw/lambda/cgi_lambda_pricing_excerpt.html"
+
+
+def test_cgi_2026_08_instances_and_clusters():
+    offers = lambda_parser.parse(CGI_2026.read_bytes(),
+                                 meta(URL_2026, "2026-08-22T12:00:00+00:00"))
+    rows = by_sku([o for o in offers if o.extra["layout"] == "tabs"])
+    # the August page: 8x H100 SXM $3.99 per GPU-hour (was $2.99 on 2026-01-09)
+    assert rows[("8x NVIDIA H100 SXM 80 GB", "on_demand")].price_per_gpu_hour == 3.99
+    assert rows[("8x NVIDIA B200 SXM6 180 GB", "on_demand")].price_per_gpu_hour == 6.69
+    assert rows[("8x NVIDIA A100 SXM 80 GB", "on_demand")].price_per_gpu_hour == 2.79
+    assert rows[("1x NVIDIA H100 SXM 80 GB", "on_demand")].price_per_gpu_hour == 4.29
+    assert rows[("1x NVIDIA GH200 96 GB", "on_demand")].price_per_gpu_hour == 2.29
+    # 1-Click Clusters: committed per-GPU prices by size and term, escaped copies not read
+    clusters = [o for o in offers if o.extra.get("layout") == "clusters"]
+    assert len(clusters) == 6 and all(o.pricing_model == "committed" for o in clusters)
+    h100 = {o.extra["cluster_gpus"]: o for o in clusters if o.gpu_model == "H100-SXM-80GB"}
+    assert h100["16"].price_per_gpu_hour == 6.16 and h100["16"].gpu_count == 16
+    b200 = {o.extra["cluster_gpus"]: o for o in clusters if o.gpu_model == "B200-180GB"}
+    assert b200["16"].price_per_gpu_hour == 9.86 and b200["256+"].gpu_count == 256
+    assert b200["16"].extra["cluster_duration"] == "2 weeks – 1 year"
+    assert len(offers) == 22 + 6 and all(o.gpu_model for o in offers)

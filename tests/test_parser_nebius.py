@@ -204,3 +204,27 @@ def test_unknown_price_header_raises():
     text = text.replace("Preemptible, GPU-hour", "Colour").replace("On-demand, GPU-hour", "Size")
     with pytest.raises(ParseError, match="no price column"):
         parse(text.encode(), meta())
+
+
+ESCAPED_2026_08 = RAW / "cgi_nebius_prices_excerpt.html"
+
+
+def test_escaped_page_data_2026_08():
+    offers = parse(ESCAPED_2026_08.read_bytes(), meta("2026-08-22T12:00:00+00:00"))
+    got = {(o.gpu_model, o.pricing_model, o.extra.get("vcpus_range")): o.price_per_hour
+           for o in offers}
+    assert got[("H100-SXM-80GB", "on_demand", None)] == 3.85
+    assert got[("H100-SXM-80GB", "spot", None)] == 2.15
+    assert got[("H200-141GB", "on_demand", None)] == 4.50
+    assert got[("B200-180GB", "spot", None)] == 3.95
+    assert got[("B300-288GB", "on_demand", None)] == 7.85
+    assert got[("L40S-48GB", "on_demand", "16-192")] == 1.82
+    assert all(o.extra["layout"] == "2026-json" for o in offers)
+    # GB200/GB300 NVL72 "Contact us" / "––" give no row; CPU-only and storage tables are skipped
+    assert len(offers) == 14 and all(o.gpu_model for o in offers)
+
+
+def test_escaped_page_data_without_gpu_table_fails():
+    body = b'{\\"type\\":\\"highlight-table-block\\",\\"title\\":\\"Storage\\",\\"table\\":{}}'
+    with pytest.raises(ParseError):
+        parse(body, meta())

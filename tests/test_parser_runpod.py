@@ -87,13 +87,28 @@ def test_api_zero_means_not_offered_and_unknown_record_gives_nothing():
     assert {o.pricing_model for o in offers} == {"on_demand", "community"}
 
 
-def test_api_unmapped_gpu_is_kept_unmapped_not_guessed():
+def test_api_geforce_and_mig_wordings_mapped():
     rows = index(parse(API.read_bytes(), meta(API_URL)))
     r3070 = rows[("NVIDIA GeForce RTX 3070/community", "community", None)]
-    assert r3070.gpu_model is None and r3070.price_per_hour == 0.13
+    assert r3070.gpu_model == "RTX3070-8GB" and r3070.price_per_hour == 0.13
+    assert all(o.gpu_model for o in rows.values())
+    # a MIG slice is a quarter of the 96 GB card: fractional count, whole-GPU equivalent price
     mig = rows[("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb/secure", "on_demand",
                 None)]
-    assert mig.gpu_model is None  # a MIG slice is not the whole 96 GB card
+    assert (mig.gpu_model, mig.gpu_count, mig.gpu_memory_gb) == ("RTX-PRO-6000-96GB", 0.25, 96)
+    assert mig.extra["slice_memory_gb"] == 24 and mig.extra["mig_profile"] == "1g.24gb"
+    assert mig.price_per_gpu_hour == pytest.approx(mig.price_per_hour * 4)
+    half = rows[("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 2g.48gb/secure", "on_demand",
+                 None)]
+    assert half.gpu_count == 0.5
+
+
+def test_unknown_wording_is_kept_unmapped_not_guessed():
+    body = json.dumps({"data": {"gpuTypes": [
+        {"id": "NVIDIA Imaginary X9 MIG 1g.10gb", "memoryInGb": 10, "securePrice": 1.0},
+        {"id": "NVIDIA Imaginary X9", "memoryInGb": 40, "securePrice": 2.0}]}}).encode()
+    offers = parse(body, meta(API_URL))
+    assert len(offers) == 2 and all(o.gpu_model is None and o.gpu_count == 1 for o in offers)
 
 
 def test_offers_fit_the_arrow_schema():
@@ -298,3 +313,26 @@ def test_start_requests_post_graphql_and_get_page():
                   "memoryInGb", "displayName", "lowestPrice(input: {gpuCount: 1})"):
         assert field in query
     assert page.url == PAGE and page.method == "GET" and not page.browser
+
+
+CGI_2026_08 = RAW / "cgi_runpod_gputypes.json"
+
+
+def test_cgi_2026_08_api_values_and_spot_echoes_dropped():
+    offers = parse(CGI_2026_08.read_bytes(), meta(API_URL, "2026-08-25T12:00:00+00:00", "POST"))
+    rows = index(offers)
+    assert rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)].price_per_hour == 3.29
+    assert rows[("NVIDIA H100 80GB HBM3/community", "community", None)].price_per_hour == 2.69
+    assert rows[("NVIDIA H200/secure", "on_demand", None)].price_per_hour == 4.59
+    assert rows[("NVIDIA H200/community", "community", None)].price_per_hour == 3.59
+    assert rows[("NVIDIA B200/secure", "on_demand", None)].price_per_hour == 6.79
+    assert rows[("NVIDIA B200/community", "community", None)].price_per_hour == 5.98
+    mi300x = rows[("AMD Instinct MI300X OAM/secure", "on_demand", None)].price_per_hour
+    assert mi300x == 2.39
+    # communityCloud false (MI300X's 0.5 placeholder), secureCloud false (A100 SXM 40GB at 0)
+    assert ("AMD Instinct MI300X OAM/community", "community", None) not in rows
+    assert ("NVIDIA A100-SXM4-40GB/secure", "on_demand", None) not in rows
+    # every *SpotPrice and minimum bid here echoes the uninterrupted price: no spot rows
+    assert not [o for o in offers if o.pricing_model == "spot"]
+    assert rows[("NVIDIA B200/community", "community", None)].extra["spot_price_same"] is True
+    assert len(offers) == 15 and all(o.gpu_model for o in offers)

@@ -33,38 +33,47 @@ def _q(settings, sql, *params):
 def test_replay_builds_the_warehouse_from_every_dated_capture(settings):
     results = _replay(settings)
     assert [str(r.snapshot_date) for r in results] == [
-        "2023-09-29", "2025-09-09", "2026-08-10", "2026-09-29"]
+        "2023-09-29", "2025-09-09", "2026-08-10", "2026-08-25", "2026-09-29"]
     assert all(r.status == "ok" and r.rows > 0 for r in results)
     # H100 SXM on-demand (secure cloud), per docs/providers.md: 4.49 (2023), 2.69 (2025 page),
-    # 2.99 (2026 JSON-LD), 3.49 (API, ~2026-09-29).
+    # 2.99 (2026 JSON-LD), 3.29 (API, ~2026-08-25), 3.49 (API, ~2026-09-29).
     got = dict(_q(settings, """
         select snapshot_date::varchar, min(price_per_gpu_hour) from offers
         where gpu_model = 'H100-SXM-80GB' and pricing_model = 'on_demand'
         group by 1"""))
     assert got == {"2023-09-29": 4.49, "2025-09-09": 2.69, "2026-08-10": 2.99,
-                   "2026-09-29": 3.49}
+                   "2026-08-25": 3.29, "2026-09-29": 3.49}
     days = _q(settings, "select distinct day::varchar from cheapest_daily order by 1")
-    assert [d for (d,) in days] == ["2023-09-29", "2025-09-09", "2026-08-10", "2026-09-29"]
+    assert [d for (d,) in days] == ["2023-09-29", "2025-09-09", "2026-08-10", "2026-08-25",
+                                    "2026-09-29"]
 
 
 def test_loading_twice_gives_the_same_rows(settings):
     _replay(settings)
     first = _q(settings, "select * from offers order by all")
-    assert len(first) == 176
+    assert len(first) == 228
     _replay(settings)
     assert _q(settings, "select * from offers order by all") == first
-    assert _q(settings, "select count(*) from runs")[0][0] == 8  # every run is recorded
+    assert _q(settings, "select count(*) from runs")[0][0] == 10  # every run is recorded
 
 
 def test_unmapped_gpu_names_are_quarantined_not_loaded(settings):
+    # Every wording of the real captures is mapped: a later night of the real API answer with
+    # one GPU renamed to a name no table knows.
+    api = next(c for c in read_captures(archive_path(settings.archive_root, "runpod",
+                                                     dt.date(2026, 9, 29))) if "graphql" in c.url)
+    body = api.body.replace(b'"NVIDIA GeForce RTX 3070"', b'"NVIDIA GeForce RTX 2070"')
+    append_captures(settings.archive_root, [Capture(
+        provider="runpod", url=api.url, method="POST", body=body,
+        captured_at=dt.datetime(2026, 9, 30, 2, tzinfo=dt.UTC))])
     results = _replay(settings)
     api_day = results[-1]
-    assert "NVIDIA GeForce RTX 3070" in api_day.unmapped and api_day.quarantined > 0
+    assert "NVIDIA GeForce RTX 2070" in api_day.unmapped and api_day.quarantined > 0
     q = lake.read_quarantine(settings.lake_root, api_day.snapshot_date, "runpod")
     assert q.num_rows == api_day.quarantined
     assert all(r.startswith("unmapped") for r in q.column("reason").to_pylist()
                if "unmapped" in r)
-    assert _q(settings, "select count(*) from offers where sku like '%RTX 3070%'")[0][0] == 0
+    assert _q(settings, "select count(*) from offers where sku like '%RTX 2070%'")[0][0] == 0
 
 
 @pytest.mark.parametrize(
@@ -103,7 +112,7 @@ def test_bad_capture_fails_the_provider_but_keeps_raw_and_last_good(settings, bo
 def test_real_price_moves_across_layouts_show_in_price_changes(tmp_path, manifest_archive):
     """The same offer read from two page layouts keeps one identity, so a real move between
     captures shows (Nebius H100 1 GPU on-demand $2.95 in 2024-11 → $3.85 in 2026-07; Crusoe
-    A100 80GB SXM $1.95 in 2025-05 → $2.30 in 2026-10)."""
+    A100 80GB SXM $1.95 in 2025-05 → $2.30 by 2026-08-22, unchanged on 2026-10-04)."""
     settings = Settings(data_dir=tmp_path / "data",
                         archive_root=manifest_archive("nebius", "crusoe")).ensure()
     results = pipeline.reparse(settings, "nebius") + pipeline.reparse(settings, "crusoe")
@@ -113,7 +122,7 @@ def test_real_price_moves_across_layouts_show_in_price_changes(tmp_path, manifes
                new_price_per_gpu_hour
         from price_changes where pricing_model = 'on_demand' and gpu_model in
             ('H100-SXM-80GB', 'A100-SXM-80GB') and gpu_count = 1 order by provider""")
-    assert moves == [("crusoe", "2025-05-21", "2026-10-04", 1.95, 2.30),
+    assert moves == [("crusoe", "2025-05-21", "2026-08-22", 1.95, 2.30),
                      ("nebius", "2024-11-15", "2026-07-12", 2.95, 3.85)]
 
 

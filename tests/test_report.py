@@ -168,7 +168,8 @@ def test_w41_headline_gives_firm_spot_and_committed_choices_with_dates(w41):
 def test_health(rep):
     h = {r["provider"]: r for r in rep.health.rows}
     assert h["runpod"]["last_snapshot"] == dt.date(2026, 9, 29)
-    assert h["runpod"]["rows"] == 61 and h["runpod"]["state"] == "ok"
+    # 88 rows: 61 before Runpod's GeForce, RTX PRO and MIG wordings were mapped
+    assert h["runpod"]["rows"] == 88 and h["runpod"]["state"] == "ok"
     assert h["gcp"]["last_snapshot"] == dt.date(2026, 7, 30)
     assert h["gcp"]["state"] == "stale" and h["gcp"]["age_days"] == 66
     assert h["lambda"]["state"] == "not run"  # never read: listed, not left out
@@ -259,7 +260,7 @@ def test_files_written(settings):
     assert not [n for n in names if n.endswith(".part")]
     with (folder / "data_health.csv").open() as fh:
         rows = {r["provider"]: r for r in csv.DictReader(fh)}
-    assert rows["runpod"]["rows"] == "61"
+    assert rows["runpod"]["rows"] == "88"
     text = html.read_text()
     # Self-contained: no external script, stylesheet or image.
     assert not re.search(r"<script|<link|src=\"http|@import", text)

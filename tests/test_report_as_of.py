@@ -66,13 +66,17 @@ def test_every_figure_is_dated_and_within_the_age_limit(rep):
             if row.get(f"{pm}_lowest") is not None:
                 assert 0 <= (END - row[f"{pm}_on"]).days <= LIMIT, (row["gpu_model"], pm)
     assert all(0 <= (END - r["oldest"]).days <= LIMIT for r in rep.spread.rows)
-    # Lambda's last snapshot (2026-01-09) is listed apart with its date and age, in no figure.
+    # Lambda's last snapshot (2026-08-22) is listed apart with its date and age, in no figure.
     assert [(r["provider"], r["snapshot_date"], r["age_days"]) for r in rep.stale.rows] == [
-        ("lambda", dt.date(2026, 1, 9), 275)]
+        ("lambda", dt.date(2026, 8, 22), 50)]
     assert all(r.get("lambda") is None for r in rep.spread.rows)
-    assert all("lambda" not in (r["providers"] or "") for r in rep.trend.rows)
+    # The weekly trend is as of each week's end: Lambda's 2026-08-22 prices count only in the
+    # weeks that end while they are at most LIMIT days old.
+    lambda_weeks = {r["week_end"] for r in rep.trend.rows if "lambda" in (r["providers"] or "")}
+    assert lambda_weeks
+    assert all(0 <= (w - dt.date(2026, 8, 22)).days <= LIMIT for w in lambda_weeks)
     health = {r["provider"]: r for r in rep.health.rows}
-    assert (health["lambda"]["state"], health["lambda"]["age_days"]) == ("stale", 275)
+    assert (health["lambda"]["state"], health["lambda"]["age_days"]) == ("stale", 50)
     assert (health["runpod"]["state"], health["runpod"]["age_days"]) == ("ok", 12)
 
 

@@ -33,6 +33,9 @@ is a price change (identity VERSION 3). Each key, and which providers' parsers s
   median of one book are two figures, not one price listed twice. Appended last, so every
   variant stored before it is unchanged (its value is '' there and trailing '|' are removed):
   no identity moves, VERSION stays.
+- `cluster_duration`, `cluster_gpus`: Lambda's 1-Click Clusters table prints one per-GPU price
+  per term ("2 weeks – 1 year") and cluster size ("16", "64", "256+") of one plan: each pair is
+  its own committed offer with its own history.
 
 `extra.variant`, which the gates once read too, is not a key: no parser ever set it, and the
 warehouse column of that name is built from the keys above.
@@ -80,12 +83,13 @@ from warehouse.contract import Offer
 # 2: source|provider_term|tier|price_kind|gcp_model|offer_key, positional.
 # 3: VARIANT_KEYS below (no source): one offer whatever it was read from (stored with
 #    warehouse/store.py PRICE_TOLERANCE: prices one part in a million apart are one price).
-VERSION = 3
+# 4: + cluster_duration, cluster_gpus (Lambda's 1-Click Clusters: one price per size and term).
+VERSION = 4
 
 COLUMNS = ("provider", "sku", "region", "gpu_model", "gpu_count", "pricing_model",
            "commitment_months", "effective_from", "currency")
-VARIANT_KEYS = ("provider_term", "tier", "price_kind", "gcp_model", "offer_key")
-VARIANT_KEYS += ("market_stat",)  # appended: stored variants keep their text (see above)
+VARIANT_KEYS = ("provider_term", "tier", "price_kind", "gcp_model", "offer_key",
+                "market_stat", "cluster_duration", "cluster_gpus")
 
 # Which source's price stands when one provider-day lists an offer more than once (best first).
 SOURCE_PRECEDENCE = ("api", "spot_feed", "page", "history", "radar_diff", "derived")
@@ -111,7 +115,9 @@ class Identity(NamedTuple):
     price_kind: str | None
     gcp_model: str | None
     offer_key: str | None
-    market_stat: str | None
+    market_stat: str | None = None
+    cluster_duration: str | None = None
+    cluster_gpus: str | None = None
 
     @property
     def variant(self) -> str:

@@ -10,7 +10,7 @@ PROVIDER = Provider(
     source="spiders.providers.azure.source",
     parser="spiders.providers.azure.parser",
     history="spiders.providers.azure.history",
-    tables=("skus.csv",),  # armSkuName -> GPU model, count, memory, vCPUs
+    tables=("skus.csv", "unmapped.csv"),  # size -> GPU model, count, memory; known gaps
     wayback_urls=(
         # The Retail Prices API is only useful filtered and paged; Wayback holds at most some
         # unfiltered first pages. Listed for completeness: expect few or no GPU rows.

@@ -42,6 +42,8 @@ from spiders.parsers._util import load_json
 from warehouse.contract import CaptureMeta, Offer, make_offer
 
 SKU_TABLE = Path(__file__).resolve().parent / "skus.csv"
+# N-series sizes seen in the captures whose GPU count no Microsoft page gives, with the reason.
+UNMAPPED_TABLE = Path(__file__).resolve().parent / "unmapped.csv"
 
 # Hours in a reservation term. Azure quotes reservations as one price for the whole term
 # (learn.microsoft.com "Azure Retail Prices REST API": reservationTerm + retailPrice), so an
@@ -65,6 +67,7 @@ class AzureSku:
     gpu_count: float
     gpu_memory_gb: float
     vcpus: float
+    vm_gpu_memory_gb: float
 
 
 @cache
@@ -81,11 +84,18 @@ def sku_table() -> tuple[dict[str, AzureSku], dict[str, AzureSku]]:
                 gpu_count=float(r["gpu_count"]),
                 gpu_memory_gb=float(r["gpu_memory_gb"]),
                 vcpus=float(r["vcpus"]),
+                vm_gpu_memory_gb=float(r["vm_gpu_memory_gb"]),
             )
             by_arm[sku.arm_sku_name.lower()] = sku
             for name in filter(None, (m.strip() for m in r["meter_names"].split(";"))):
                 by_meter[name.lower()] = sku
     return by_arm, by_meter
+
+
+@cache
+def unmapped_reasons() -> dict[str, str]:
+    with UNMAPPED_TABLE.open(newline="") as fh:
+        return {r["name_prefix"].lower(): r["reason"] for r in csv.DictReader(fh)}
 
 
 def _term(meter: str, sku_name: str) -> str | None:
@@ -143,6 +153,14 @@ def _offer(
         extra["effective_start_date"] = item["effectiveStartDate"]
     if sku is None:
         extra["gpu_count_unknown"] = True
+        reason = unmapped_reasons().get(sku_label.lower())
+        if reason:
+            extra["unmapped_reason"] = reason
+    else:
+        # A partial-GPU size (NVads A10 v5, NVv4, NGads V620, NCv6 ...) is a fractional
+        # gpu_count: price_per_gpu_hour is then the whole-GPU equivalent, gpu_memory_gb the
+        # whole GPU's memory, and this the GPU memory the VM actually gets.
+        extra["vm_gpu_memory_gb"] = sku.vm_gpu_memory_gb
     return make_offer(
         meta,
         sku=sku_label,

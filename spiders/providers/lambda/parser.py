@@ -9,8 +9,8 @@ Layouts, chosen by what the page holds:
   1x`` (``button[role=tab]``) whose panels (``div[role=tabpanel]``) are all in the HTML. Rows
   ``tr[data-plan]`` with ``td[data-label=...]`` cells; the price column ``PRICE/GPU/HR*`` is per
   GPU-hour for that shape. The GPU count is the panel's tab label. Only tables with a
-  ``VRAM/GPU`` column are instance tables (a 1-Click Clusters table can come first and is
-  skipped: it has no such column and no self-serve price in the captures).
+  ``VRAM/GPU`` column are instance tables. The 1-Click Clusters table (first on the ~2026-08
+  page) is read apart, as committed prices by cluster size and term (``clusters.py``).
 - ``table`` (2024, lambdalabs.com/service/gpu-cloud): one table whose first cell holds tier and
   shape, "On-demand 8x NVIDIA H100 SXM", then VRAM, vCPUs, RAM, storage, "$2.99 / GPU / hr" or
   "CONTACT SALES".
@@ -35,6 +35,8 @@ from spiders.parsers._util import decode_html, el_text, parse_price, skip_unpric
 from warehouse.contract import CaptureMeta, Offer, make_offer
 from warehouse.gpus import canonical_gpu
 
+from .clusters import cluster_offers
+
 PROVIDER = "lambda"
 
 _COUNT = re.compile(r"^\s*(\d+)\s*x\b", re.I)
@@ -57,7 +59,7 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
         raise ParseError(PROVIDER, meta.url, f"HTML has no elements ({exc})") from exc
     panels = tree.xpath("//div[@role='tabpanel'][.//tr[@data-plan]]")
     if panels:
-        offers = _parse_tabs(tree, panels, meta)
+        offers = _parse_tabs(tree, panels, meta) + cluster_offers(tree, meta)
         layout = "tabs"
     else:
         rows = [r for r in tree.xpath("//tr") if _TIER_ROW.match(_first_cell_text(r))]

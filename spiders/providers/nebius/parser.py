@@ -29,6 +29,7 @@ Choices (documented in the README):
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 
 from parsel import Selector
@@ -94,11 +95,18 @@ def _sku(gpu_model: str | None, wording: str, count: int, vcpus: float | None,
 
 
 def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
+    head = body[:4096].decode("utf-8", "replace")
+    if _ESCAPED_BLOCK in head:
+        # The page's embedded page data, backslash-escaped JSON (~2026-08 capture), not markup.
+        offers = _parse_highlight(_highlight_json_tables(body, meta), meta, "2026-json")
+        if not offers:
+            raise ParseError(PROVIDER, meta.url, "escaped page data: no priced GPU table row")
+        return offers
     text = decode_html(body, meta)
     sel = Selector(text=text)
     highlight = _highlight_gpu_tables(sel)
     if highlight:
-        offers = _parse_highlight(highlight, meta)
+        offers = _parse_highlight(highlight, meta, "2026-tables")
     else:
         tables = _pc_gpu_tables(sel)
         if not tables:
@@ -115,14 +123,52 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
 
 # --- 2026 layout ---------------------------------------------------------------------------
 
-def _highlight_gpu_tables(sel: Selector) -> list[tuple[str, Selector]]:
+# (title, header cells, body rows of cells) of one "… GPU Instances" table, whatever the layout.
+Table = tuple[str, list[str], list[list[str]]]
+_ESCAPED_BLOCK = '\\"type\\":\\"highlight-table-block\\"'
+_BLOCK = '{"type":"highlight-table-block"'
+
+
+def _highlight_gpu_tables(sel: Selector) -> list[Table]:
     found = []
     for table in sel.css(".pc-highlight-table-block__table"):
         title = table.xpath(
             "normalize-space(preceding::span[contains(@class,'pc-title-item__text')][1])"
         ).get() or ""
-        if "gpu instances" in title.lower():
-            found.append((title, table))
+        if "gpu instances" not in title.lower():
+            continue
+        head = table.css(".pc-highlight-table-block__head .pc-highlight-table-block__row")
+        headers = ([_clean_cell(_text(c)) for c in head[0].css(".pc-highlight-table-block__cell")]
+                   if head else [])
+        body_rows = table.css(".pc-highlight-table-block__body .pc-highlight-table-block__row")
+        rows = [[_clean_cell(_text(c)) for c in row.css(".pc-highlight-table-block__cell")]
+                for row in body_rows]
+        found.append((title, headers, rows))
+    return found
+
+
+def _highlight_json_tables(body: bytes, meta: CaptureMeta) -> list[Table]:
+    """The same tables from the escaped page data: `{\\"type\\":\\"highlight-table-block\\",
+    \\"title\\":…,\\"table\\":{\\"content\\":[[header],[row],…]}}`. Unescaped once, each
+    block is read as JSON from its opening brace (the excerpt may end mid-block)."""
+    text = body.decode("utf-8", "replace").replace('\\"', '"')
+    decoder = json.JSONDecoder()
+    found = []
+    start = text.find(_BLOCK)
+    while start >= 0:
+        try:
+            block, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            block = None  # cut off by the excerpt's end, or not JSON after all
+        content = ((block or {}).get("table") or {}).get("content")
+        title = str((block or {}).get("title") or "")
+        if "gpu instances" in title.lower() and isinstance(content, list) and content:
+            cells = [[_clean_cell(str(c)) for c in row]
+                     for row in content if isinstance(row, list)]
+            found.append((title, cells[0], cells[1:]))
+        start = text.find(_BLOCK, start + 1)
+    if not found:
+        raise ParseError(PROVIDER, meta.url, "escaped page data without a '… GPU Instances' table")
     return found
 
 
@@ -144,14 +190,12 @@ def _price_column(header: str, preemptible_table: bool) -> tuple[str, dt.date | 
     return None
 
 
-def _parse_highlight(tables: list[tuple[str, Selector]], meta: CaptureMeta) -> list[Offer]:
+def _parse_highlight(tables: list[Table], meta: CaptureMeta, layout: str) -> list[Offer]:
     offers: list[Offer] = []
-    for title, table in tables:
+    for title, headers, rows in tables:
         preemptible_table = "preemptible" in title.lower() or "spot" in title.lower()
-        head = table.css(".pc-highlight-table-block__head .pc-highlight-table-block__row")
-        if not head:
+        if not headers:
             raise ParseError(PROVIDER, meta.url, f"table {title!r} has no header row")
-        headers = [_clean_cell(_text(c)) for c in head[0].css(".pc-highlight-table-block__cell")]
         lowered = [h.lower() for h in headers]
         i_item = next((i for i, h in enumerate(lowered) if h in ("item", "gpu", "gpu model")),
                       None)
@@ -168,18 +212,17 @@ def _parse_highlight(tables: list[tuple[str, Selector]], meta: CaptureMeta) -> l
                 price_cols[i] = kind
         if not price_cols:
             raise ParseError(PROVIDER, meta.url, f"table {title!r}: no price column in {headers}")
-        for row in table.css(".pc-highlight-table-block__body .pc-highlight-table-block__row"):
-            cells = [_clean_cell(_text(c)) for c in row.css(".pc-highlight-table-block__cell")]
+        for cells in rows:
             if len(cells) <= i_item or not cells[i_item]:
                 continue
             offers.extend(_highlight_row(cells, headers, i_item, i_vcpu, i_ram, price_cols,
-                                         title, meta))
+                                         title, meta, layout))
     return offers
 
 
 def _highlight_row(cells: list[str], headers: list[str], i_item: int, i_vcpu: int | None,
                    i_ram: int | None, price_cols: dict[int, tuple[str, dt.date | None]],
-                   title: str, meta: CaptureMeta) -> list[Offer]:
+                   title: str, meta: CaptureMeta, layout: str) -> list[Offer]:
     wording = cells[i_item]
     gpu_name = _WITH_CPU.sub("", wording)
     gpu_model = canonical_gpu(gpu_name)
@@ -189,7 +232,7 @@ def _highlight_row(cells: list[str], headers: list[str], i_item: int, i_vcpu: in
         cells) else (None, None)
     # The page's prices are per GPU-hour and its vCPU/RAM columns the per-GPU share.
     sku = _sku(gpu_model, gpu_name, 1, vcpus, ram)
-    base_extra: dict = {"source": "page", "layout": "2026-tables", "gpu_wording": wording,
+    base_extra: dict = {"source": "page", "layout": layout, "gpu_wording": wording,
                         "table": title, "unit": "GPU-hour"}
     if vcpu_range:
         base_extra["vcpus_range"] = vcpu_range

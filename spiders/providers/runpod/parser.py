@@ -22,10 +22,11 @@ even if a price is present (2023 "A100 SXM 80GB": ``communityCloud: false`` with
 ``communityPrice: 1.69``); the savings-plan (month) prices are not gated by those flags, since
 the flags describe the two on-demand clouds.
 
-Every price is USD per GPU-hour for one GPU (gpu_count 1). A price of exactly 0.5 is kept but
-flagged ``extra["suspect_placeholder"]``: Runpod returns 0.5 where a real rate is missing
-(2026 API: MI300X and H200 NVL community 0.5; RTX PRO 6000 Max-Q secure 0.5 below its
-community 1.64; 2023 L40 community 0.5).
+Every price is USD per GPU-hour for one GPU (gpu_count 1), or per MIG slice-hour for a
+"<GPU> MIG 1g.24gb" wording (gpu_count = the slice's share of the GPU, e.g. 0.25). A price
+of exactly 0.5 is kept but flagged ``extra["suspect_placeholder"]``: Runpod returns 0.5 where
+a real rate is missing (2026 API: MI300X and H200 NVL community 0.5; RTX PRO 6000 Max-Q secure
+0.5 below its community 1.64; 2023 L40 community 0.5).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from lxml import html as lxml_html
 from spiders.parsers import ParseError
 from spiders.parsers._util import decode_html, load_json, parse_price, skip_unpriced
 from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from warehouse.gpus import canonical_gpu, gpu_models
 
 PROVIDER = "runpod"
 
@@ -104,6 +105,31 @@ def _parse_api(doc: Any, meta: CaptureMeta) -> list[Offer]:
     return _records_to_offers(records, meta, source="api", layout="api")
 
 
+# A MIG slice is named by its parent GPU and NVIDIA's profile, "<GPU> MIG 1g.24gb": g = compute
+# slices, the number before "gb" = the slice's memory (NVIDIA MIG User Guide, supported profiles;
+# RTX PRO 6000 Blackwell Server Edition: 1g.24gb = a quarter, 2g.48gb = half of its 96 GB).
+_MIG = re.compile(r"^(?P<parent>.+?)\s+MIG\s+(?P<profile>\d+g\.(?P<gb>\d+)gb)\s*$", re.IGNORECASE)
+
+
+def _mig_slice(gpu_id: str) -> tuple[str, float, dict[str, Any]] | None:
+    """(parent model, fraction of the parent GPU, extra) for a MIG slice wording, else None.
+    The slice is carried as a fractional gpu_count (memory of the slice / memory of the whole
+    GPU), so price_per_gpu_hour is the whole-GPU equivalent; gpu_memory_gb stays the whole
+    GPU's and extra.slice_memory_gb says what the slice gets."""
+    m = _MIG.match(gpu_id)
+    if not m:
+        return None
+    parent = canonical_gpu(m["parent"])
+    if parent is None:
+        return None
+    whole = gpu_models()[parent].memory_gb
+    slice_gb = float(m["gb"])
+    if not 0 < slice_gb < whole:
+        return None
+    extra = {"mig_profile": m["profile"], "slice_memory_gb": slice_gb}
+    return parent, slice_gb / whole, extra
+
+
 def _records_to_offers(
     records: list[Any], meta: CaptureMeta, *, source: str, layout: str
 ) -> list[Offer]:
@@ -117,16 +143,23 @@ def _records_to_offers(
             continue
         memory = rec.get("memoryInGb") or None
         model = canonical_gpu(gpu_id, memory)
+        count = 1.0
+        mig = _mig_slice(gpu_id) if model is None else None
+        if mig is not None:
+            model, count, mig_extra = mig
+            memory = gpu_models()[model].memory_gb
         lowest = rec.get("lowestPrice") if isinstance(rec.get("lowestPrice"), dict) else {}
         base_extra: dict[str, Any] = {
             "source": source,
             "layout": layout,
             "gpu_wording": gpu_id,
             "display_name": rec.get("displayName"),
+            **(mig[2] if mig else {}),
         }
         if lowest.get("stockStatus"):
             base_extra["stock_status"] = lowest["stockStatus"]
         spot_prices: dict[float, list[Offer]] = {}
+        cloud_rows: dict[str, Offer] = {}
         for field, flag, model_kind, months, cloud in _RECORD_FIELDS:
             price = parse_price(rec.get(field))
             if price is None:
@@ -135,23 +168,36 @@ def _records_to_offers(
                 continue
             if flag and rec.get(flag) is False:
                 continue
+            plain = cloud_rows.get(cloud)
+            if model_kind == "spot" and plain is not None and plain.price_per_hour == price:
+                # The ~2026-08 API answers every *SpotPrice with the cloud's own on-demand
+                # price: no interruptible discount is quoted, so no spot row.
+                plain.extra["spot_price_same"] = True
+                continue
             extra = {**base_extra, "price_field": field, "cloud": cloud}
             offer = _offer(meta, f"{gpu_id}/{cloud}", model, memory, price, model_kind, months,
-                           extra)
+                           extra, gpu_count=count)
             offers.append(offer)
             if model_kind == "spot":
                 spot_prices.setdefault(price, []).append(offer)
+            elif months is None:
+                cloud_rows[cloud] = offer
         bid = parse_price(lowest.get("minimumBidPrice"))
         if bid is not None:
+            same = [o for o in cloud_rows.values() if o.price_per_hour == bid]
             if bid in spot_prices:
                 # Same number as a listed spot price: annotate rather than duplicate.
                 for o in spot_prices[bid]:
                     o.extra["also_minimum_bid_price"] = True
+            elif same:
+                # ~2026-08: the minimum bid equals the uninterrupted price, no discount quoted.
+                for o in same:
+                    o.extra["minimum_bid_same"] = True
             elif rec.get("secureCloud") is not False or rec.get("communityCloud") is not False:
                 extra = {**base_extra, "price_field": "lowestPrice.minimumBidPrice",
                          "cloud": "any"}
                 offers.append(_offer(meta, f"{gpu_id}/any", model, memory, bid, "spot", None,
-                                     extra))
+                                     extra, gpu_count=count))
     return offers
 
 
@@ -166,6 +212,7 @@ def _offer(
     extra: dict[str, Any],
     vcpus: float | None = None,
     ram_gb: float | None = None,
+    gpu_count: float = 1.0,
 ) -> Offer:
     if price == PLACEHOLDER_PRICE:
         extra["suspect_placeholder"] = True
@@ -174,7 +221,8 @@ def _offer(
         sku=sku,
         gpu_model=model,
         gpu_memory_gb=float(memory) if memory else None,
-        gpu_count=1,  # Runpod prices one GPU-hour; an instance is count x this price
+        # Runpod prices one GPU-hour (or one MIG slice-hour); an instance is count x this price
+        gpu_count=gpu_count,
         price_per_hour=price,
         pricing_model=pricing_model,
         commitment_months=months,
