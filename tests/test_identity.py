@@ -160,7 +160,7 @@ def test_rows_told_apart_by_a_variant_key_are_two_offers_for_gates_and_warehouse
 PROVIDERS = ("azure", "lambda", "nebius", "runpod", "gcp", "vast", "hyperbolic", "together")
 EXPECTED_VARIANTS = {
     "azure": {"", "Spot", "Low Priority"},
-    "lambda": {"|On-demand", "1-Click Clusters|||||2 weeks – 1 year|16"},
+    "lambda": {"|On-demand", "1-Click Clusters||||||2 weeks – 1 year|16"},
     "nebius": {"", "||from"},
     "gcp": {"", "|||dws_flex_start", "|||resource_cud", "|||flexible_cud"},
     # marketplace books (spiders/marketplace.py): three figures of one book, three offers
