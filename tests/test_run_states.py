@@ -49,7 +49,7 @@ def _table_text(table) -> str:
 def test_a_run_of_one_provider_lists_every_provider(tmp_path, manifest_archive):
     """Real captures: a replay of Lambda, then of Runpod alone. The Runpod run's summary and
     status table list every configured provider; Lambda, read before but not in this run, is
-    stale (its 2026-01-09 snapshot is 263 days old on Runpod's 2026-09-29)."""
+    stale (its latest, 2026-08-22, is 38 days old on Runpod's 2026-09-29)."""
     settings = Settings(data_dir=tmp_path / "data",
                         archive_root=manifest_archive("lambda", "runpod")).ensure()
     pipeline.load(settings, pipeline.replay(settings, "lambda", "all"), "r1")
@@ -58,8 +58,8 @@ def test_a_run_of_one_provider_lists_every_provider(tmp_path, manifest_archive):
     rows = {line.split("|")[1].strip(): line for line in text.splitlines()
             if line.startswith("| ") and "|---" not in line}
     assert set(registry.ids()) <= set(rows)
-    assert "| lambda | - | not run, stale (263 d) | 0 | 0 | 0 | not in this run; serving " \
-           "2026-01-09, 263 days old |" in text
+    assert "| lambda | - | not run, stale (38 d) | 0 | 0 | 0 | not in this run; serving " \
+           "2026-08-22, 38 days old |" in text
     assert "| aws | - | not run | 0 | 0 | 0 | not in this run; no snapshot loaded |" in text
     others = not_run(results, registry.ids(), {"lambda": dt.date(2026, 1, 9)},
                      dt.date(2026, 9, 29), 14)

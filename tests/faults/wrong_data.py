@@ -40,7 +40,8 @@ FUTURE = dt.datetime(2027, 6, 1, 12, tzinfo=dt.UTC)  # the issue's future-dated 
 
 def real_row(provider: str, url: str) -> dict:
     """The manifest row of a provider's latest real capture of `url`."""
-    return [r for r in manifest_rows(provider) if r["url"] == url][-1]
+    return max((r for r in manifest_rows(provider) if r["url"] == url),
+               key=lambda r: r["captured_at"])
 
 
 def fresh(tmp: Path, provider: str) -> Settings:
