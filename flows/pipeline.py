@@ -25,7 +25,7 @@ from flows import alerts, gates, provider_classes, unknown_layout, warehouse_sta
 from flows.config import Settings, max_age_days
 from flows.results import DayResult, not_run
 from flows.status import run_day
-from spiders import fx, generic, registry
+from spiders import fx, generic, net_failures, registry
 from spiders.archive import (
     FUTURE_SKEW,
     Capture,
@@ -450,11 +450,17 @@ def backoff_delays() -> list[float]:
 def live_day_with_backoff(settings: Settings, provider: str,
                           delays: list[float] | None = None, sleep=time.sleep) -> DayResult:
     """live_day, tried again after each delay while the crawl fetched nothing at all. A night
-    that fetched pages but could not parse them is not retried: the bytes would be the same."""
+    that fetched pages but could not parse them is not retried: the bytes would be the same;
+    nor one that could not resolve a name or had no route (net_failures: minutes do not heal
+    an offline machine)."""
     delays = backoff_delays() if delays is None else delays
     res = live_day(settings, provider)
     for attempt, delay in enumerate(delays, start=2):
         if not (res.status == "failed" and res.snapshot_date is None):
+            break
+        offline = net_failures.unhealable(res.errors)
+        if offline:
+            res.errors.append(f"{provider}: not retried: {offline} does not heal in minutes")
             break
         sleep(delay)
         first_errors = res.errors
