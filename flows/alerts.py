@@ -18,19 +18,18 @@ import json
 import os
 import re
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 
-from flows import gates
+from flows import deadline_post, gates
 from flows.config import Settings
 from flows.results import DayResult, NotRun
 
 WEBHOOK_ENV = "GPUPRICES_WEBHOOK_URL"
 MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
 DEFAULT_MOVE_PCT = 20.0
-WEBHOOK_TIMEOUT_S = 10
+WEBHOOK_TIMEOUT_S = 10  # the whole post, not each read
+WEBHOOK_TIMEOUT_ENV = "GPUPRICES_WEBHOOK_TIMEOUT_S"
 # Slack rejects a section text over 3000 characters and a message over 50 blocks.
 _BLOCK_CHARS = 2900
 _MAX_BLOCKS = 45
@@ -271,19 +270,30 @@ def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | 
     return {"text": head, "blocks": blocks}
 
 
-def post_webhook(url: str, payload: dict, timeout: float = WEBHOOK_TIMEOUT_S) -> str | None:
-    """POST the payload. Returns None on success, else an error text without the URL."""
-    req = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+def webhook_deadline_s() -> float:
+    """The whole time an alert may take ($GPUPRICES_WEBHOOK_TIMEOUT_S, default 10 s)."""
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (configured URL)
-            if not 200 <= resp.status < 300:
-                return f"webhook answered HTTP {resp.status}"
-    except urllib.error.HTTPError as exc:
-        return f"webhook answered HTTP {exc.code}"
-    except Exception as exc:  # unreachable, timeout, bad scheme: say what, never where
+        value = float(os.environ.get(WEBHOOK_TIMEOUT_ENV, WEBHOOK_TIMEOUT_S))
+    except ValueError:
+        return WEBHOOK_TIMEOUT_S
+    return value if value > 0 else WEBHOOK_TIMEOUT_S
+
+
+def post_webhook(url: str, payload: dict, timeout: float | None = None) -> str | None:
+    """POST the payload within ONE total deadline (`timeout`, default webhook_deadline_s()):
+    a slow or trickling endpoint costs the run at most that. Returns None on success, else an
+    error text without the URL."""
+    deadline = webhook_deadline_s() if timeout is None else timeout
+    try:
+        status = deadline_post.post(url, json.dumps(payload).encode(),
+                                    {"Content-Type": "application/json"}, deadline)
+    except deadline_post.DeadlineExceeded as exc:
+        return f"webhook post abandoned: {exc}"
+    except Exception as exc:  # unreachable, bad scheme: say what, never where
         reason = getattr(exc, "reason", exc)
         return redact(f"webhook post failed: {type(exc).__name__}: {reason}").replace(url, "***")
+    if not 200 <= status < 300:
+        return f"webhook answered HTTP {status}"
     return None
 
 

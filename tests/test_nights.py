@@ -1,21 +1,55 @@
 """Nights that fail or stall on something outside the pipeline (docs/operations.md, "Nights
-that fail or stall"): no name resolution. On the real Runpod captures."""
+that fail or stall"): a webhook that trickles bytes, no name resolution. On the real Runpod
+captures; the webhook is a loopback server."""
+
+import fcntl
+import re
 
 import pytest
 
-from flows import pipeline
+from flows import alerts, pipeline
 from flows.config import Settings
 from flows.results import DayResult
 from spiders.net_failures import unhealable
 from tests.faults.kill import DAY
 from tests.faults.nights import (
     NO_DNS_ENV,
+    trickling_webhook,
 )
+from tests.test_cli import gp
 
 
 @pytest.fixture
 def settings(tmp_path, runpod_archive):
     return Settings(data_dir=tmp_path / "data", archive_root=runpod_archive).ensure()
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. A webhook that trickles bytes
+
+def test_a_trickling_webhook_costs_one_deadline_and_is_hung_up_on():
+    # One byte every 0.5 s: a per-read timeout of 1.5 s never fires (the answer takes ~35 s).
+    with trickling_webhook(gap_s=0.5, body_bytes=0) as (url, hung_up):
+        problem = alerts.post_webhook(url, {"text": "x"}, timeout=1.5)
+        assert problem == "webhook post abandoned: no complete answer within the 1.5 s deadline"
+        assert hung_up.wait(10)  # the socket was shut, nothing lingers
+
+
+def test_a_run_alerting_a_trickling_webhook_ends_and_frees_its_lock(tmp_path, runpod_archive):
+    data = tmp_path / "data"
+    with trickling_webhook(gap_s=5) as (url, hung_up):
+        # A date with no capture: a failure to alert on.
+        r = gp("crawl", "--replay", "2026-10-01", "-p", "runpod", "--data-dir", data,
+               "--archive", runpod_archive,
+               env={"GPUPRICES_WEBHOOK_URL": url, "GPUPRICES_WEBHOOK_TIMEOUT_S": "2"})
+        assert hung_up.is_set()
+    assert r.returncode == 1
+    assert ("alert not delivered: webhook post abandoned: no complete answer within the 2 s "
+            "deadline") in r.stderr
+    summary = re.search(r"run summary: (\S+)", r.stdout).group(1)
+    assert "Webhook: NOT delivered (webhook post abandoned" in open(summary).read()
+    with (data / "nightly.lock").open("a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: raises if anyone still holds it
 
 
 # ---------------------------------------------------------------------------------------------
