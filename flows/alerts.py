@@ -14,6 +14,7 @@ write or print (`redact`).
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import re
@@ -77,6 +78,8 @@ def move_threshold_pct() -> float:
 def _status(r: DayResult) -> str:
     if r.status == "failed" and r.stale_since is not None:
         return f"stale (failed; serving {r.stale_since}, {r.stale_days} days old)"
+    if r.caught_up:
+        return f"{r.status} (caught up: an earlier run wrote it, this one loaded it)"
     return r.status
 
 
@@ -299,7 +302,8 @@ def post_webhook(url: str, payload: dict, timeout: float | None = None) -> str |
 
 def finish_run(settings: Settings, run_id: str, results: list[DayResult],
                others: Iterable[NotRun] = ()) -> Path:
-    """Write the run summary, post the alerts if a webhook is set, print the summary's path."""
+    """Write the run summary, post the alerts if a webhook is set, print the summary's path
+    (or, when it cannot be written, why: the caller finds no file there)."""
     text = render_summary(run_id, results, others=others)
     url = os.environ.get(WEBHOOK_ENV, "").strip()
     if url:
@@ -313,11 +317,18 @@ def finish_run(settings: Settings, run_id: str, results: list[DayResult],
                 text += f"\nWebhook: NOT delivered ({md_cell(problem)}).\n"
             else:
                 text += f"\nWebhook: {len(payload['blocks']) - 1} alerts posted.\n"
-    settings.runs_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
     path = settings.runs_dir / f"{run_id}.md"
     tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(redact(text))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    try:
+        settings.runs_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
+        tmp.write_text(redact(text))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: say so plainly; the status table still prints
+        tmp.unlink(missing_ok=True)
+        full = " (disk full)" if exc.errno == errno.ENOSPC else ""
+        print(f"error: the run summary could not be written to {path}{full}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return path
     print(f"run summary: {path}")
     return path

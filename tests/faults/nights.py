@@ -1,19 +1,63 @@
-"""Things outside the pipeline that stall or break a night, for tests/test_nights.py: a webhook
-that trickles bytes, no name resolution.
+"""Things outside the pipeline that stall or break a night, shared by tests/test_nights.py and
+bench/fault_probes/nights.py: another process reading the warehouse, a webhook that trickles
+bytes, a full disk, no name resolution.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
+import errno
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from unittest import mock
+
+import duckdb
+import pyarrow.parquet as pq
+
+from warehouse import db, store
+
+EARLIER = dt.date(2026, 8, 10)  # the Runpod pricing page's capture before the API night
 
 # A name that never resolves: RFC 6761 reserves .invalid, and resolvers answer NXDOMAIN for it
 # (offline they fail too). As the proxy of every request, it makes the crawl's first step, the
 # name lookup, fail the way a machine without DNS does.
 NO_DNS_PROXY = "http://proxy.invalid:3128"
 NO_DNS_ENV = {"http_proxy": NO_DNS_PROXY, "https_proxy": NO_DNS_PROXY, "no_proxy": ""}
+
+_HOLDER = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+con.execute("SELECT count(*) FROM offers").fetchall()
+print("holding", flush=True)
+if float(sys.argv[2]) > 0:
+    time.sleep(float(sys.argv[2]))
+else:
+    sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def reader_holding(db_path: Path, for_s: float = 0) -> Iterator[subprocess.Popen]:
+    """Another process (as `gpuprices sql` is) holding the warehouse open read-only: until the
+    block ends (for_s=0), or for `for_s` seconds and then closing it by itself."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(db_path), str(for_s)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        if line.strip() != "holding":
+            raise RuntimeError("the reader could not open the warehouse")
+        yield proc
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        proc.stdout.close()
 
 
 @contextlib.contextmanager
@@ -72,3 +116,42 @@ def _read_request(conn: socket.socket) -> None:
         if not chunk:
             return
         body += chunk
+
+
+def _enospc(*_a, **_k):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def _duck_full(*_a, **_k):
+    # DuckDB's own words when a write hits a full disk.
+    raise duckdb.IOException('Could not write file "warehouse.duckdb.wal": '
+                             "No space left on device")
+
+
+@contextlib.contextmanager
+def disk_full(data_dir: Path) -> Iterator[None]:
+    """Every write of a run under `data_dir` fails as on a full disk: the lake's Parquet files,
+    the warehouse's loads and records, and plain files (the run's journal and summary), after
+    some bytes of the summary reached its hidden `.part` file."""
+    real_write_text = Path.write_text
+
+    def write_text(self, data, *a, **k):
+        if not str(self).startswith(str(data_dir)):
+            return real_write_text(self, data, *a, **k)
+        real_write_text(self, data[:100], *a, **k)  # the first bytes made it
+        _enospc()
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(pq, "write_table", _enospc))
+        stack.enter_context(mock.patch.object(store, "_insert_offers", _duck_full))
+        stack.enter_context(mock.patch.object(db, "record_run", _duck_full))
+        stack.enter_context(mock.patch.object(db, "open_run", _duck_full))
+        stack.enter_context(mock.patch.object(Path, "write_text", write_text))
+        yield
+
+
+def elapsed(fn, *args, **kwargs):
+    """(result, seconds) of a call: for the bench's figures, never a test's assertion."""
+    t0 = time.monotonic()
+    out = fn(*args, **kwargs)
+    return out, time.monotonic() - t0
