@@ -30,6 +30,7 @@ from tests.faults.nights import (
     trickling_webhook,
 )
 from tests.test_cli import gp
+from tests.test_pipeline import _q
 from warehouse import lake
 
 
@@ -41,14 +42,6 @@ def settings(tmp_path, runpod_archive):
 def _night(settings, day):
     (path,) = [p for _, _, p in pipeline.archives(settings, ["runpod"], [day])]
     return pipeline.store_day(settings, "runpod", day, pipeline.parse_archive(path, "runpod"))
-
-
-def _q(settings, sql, params=()):
-    con = duckdb.connect(str(settings.db_path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 def _days(settings):
