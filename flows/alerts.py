@@ -14,23 +14,23 @@ write or print (`redact`).
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import re
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 
-from flows import gates
+from flows import deadline_post, gates
 from flows.config import Settings
 from flows.results import DayResult, NotRun
 
 WEBHOOK_ENV = "GPUPRICES_WEBHOOK_URL"
 MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
 DEFAULT_MOVE_PCT = 20.0
-WEBHOOK_TIMEOUT_S = 10
+WEBHOOK_TIMEOUT_S = 10  # the whole post, not each read
+WEBHOOK_TIMEOUT_ENV = "GPUPRICES_WEBHOOK_TIMEOUT_S"
 # Slack rejects a section text over 3000 characters and a message over 50 blocks.
 _BLOCK_CHARS = 2900
 _MAX_BLOCKS = 45
@@ -78,6 +78,8 @@ def move_threshold_pct() -> float:
 def _status(r: DayResult) -> str:
     if r.status == "failed" and r.stale_since is not None:
         return f"stale (failed; serving {r.stale_since}, {r.stale_days} days old)"
+    if r.caught_up:
+        return f"{r.status} (caught up: an earlier run wrote it, this one loaded it)"
     return r.status
 
 
@@ -271,25 +273,37 @@ def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | 
     return {"text": head, "blocks": blocks}
 
 
-def post_webhook(url: str, payload: dict, timeout: float = WEBHOOK_TIMEOUT_S) -> str | None:
-    """POST the payload. Returns None on success, else an error text without the URL."""
-    req = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+def webhook_deadline_s() -> float:
+    """The whole time an alert may take ($GPUPRICES_WEBHOOK_TIMEOUT_S, default 10 s)."""
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (configured URL)
-            if not 200 <= resp.status < 300:
-                return f"webhook answered HTTP {resp.status}"
-    except urllib.error.HTTPError as exc:
-        return f"webhook answered HTTP {exc.code}"
-    except Exception as exc:  # unreachable, timeout, bad scheme: say what, never where
+        value = float(os.environ.get(WEBHOOK_TIMEOUT_ENV, WEBHOOK_TIMEOUT_S))
+    except ValueError:
+        return WEBHOOK_TIMEOUT_S
+    return value if value > 0 else WEBHOOK_TIMEOUT_S
+
+
+def post_webhook(url: str, payload: dict, timeout: float | None = None) -> str | None:
+    """POST the payload within ONE total deadline (`timeout`, default webhook_deadline_s()):
+    a slow or trickling endpoint costs the run at most that. Returns None on success, else an
+    error text without the URL."""
+    deadline = webhook_deadline_s() if timeout is None else timeout
+    try:
+        status = deadline_post.post(url, json.dumps(payload).encode(),
+                                    {"Content-Type": "application/json"}, deadline)
+    except deadline_post.DeadlineExceeded as exc:
+        return f"webhook post abandoned: {exc}"
+    except Exception as exc:  # unreachable, bad scheme: say what, never where
         reason = getattr(exc, "reason", exc)
         return redact(f"webhook post failed: {type(exc).__name__}: {reason}").replace(url, "***")
+    if not 200 <= status < 300:
+        return f"webhook answered HTTP {status}"
     return None
 
 
 def finish_run(settings: Settings, run_id: str, results: list[DayResult],
                others: Iterable[NotRun] = ()) -> Path:
-    """Write the run summary, post the alerts if a webhook is set, print the summary's path."""
+    """Write the run summary, post the alerts if a webhook is set, print the summary's path
+    (or, when it cannot be written, why: the caller finds no file there)."""
     text = render_summary(run_id, results, others=others)
     url = os.environ.get(WEBHOOK_ENV, "").strip()
     if url:
@@ -303,11 +317,18 @@ def finish_run(settings: Settings, run_id: str, results: list[DayResult],
                 text += f"\nWebhook: NOT delivered ({md_cell(problem)}).\n"
             else:
                 text += f"\nWebhook: {len(payload['blocks']) - 1} alerts posted.\n"
-    settings.runs_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
     path = settings.runs_dir / f"{run_id}.md"
     tmp = path.with_name(f".{path.name}.part")
-    tmp.write_text(redact(text))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    try:
+        settings.runs_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
+        tmp.write_text(redact(text))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: say so plainly; the status table still prints
+        tmp.unlink(missing_ok=True)
+        full = " (disk full)" if exc.errno == errno.ENOSPC else ""
+        print(f"error: the run summary could not be written to {path}{full}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return path
     print(f"run summary: {path}")
     return path

@@ -15,12 +15,27 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from flows import ops_cli, pipeline, progress, provider_classes, report_cli, sizing_cli
+from flows import (
+    load_steps,
+    ops_cli,
+    pipeline,
+    progress,
+    provider_classes,
+    report_cli,
+    run_journal,
+    sizing_cli,
+)
 from flows.config import Settings, prefect_env, settings_from
 from flows.lock import run_lock
 from flows.results import DayResult, not_run
 from flows.status import run_day, status_table
-from flows.warehouse_state import REPLAY_HINT, age_limit, last_good_on, warehouse_problem
+from flows.warehouse_state import (
+    REPLAY_HINT,
+    age_limit,
+    interrupted_runs,
+    last_good_on,
+    warehouse_problem,
+)
 from spiders import registry
 from spiders.archive import FutureCaptureError
 from spiders.importer import archive_new, import_manifest, parse_timestamp
@@ -29,7 +44,7 @@ from spiders.providers.aws.history import captures_from_p5_series
 from spiders.providers.azure.history import captures_from_azure_history
 from spiders.providers.gcp.history import captures_from_gcp_history
 from spiders.wayback import backfill as wayback_backfill
-from warehouse import db, lake
+from warehouse import db, lake, lake_sync
 from warehouse.contract import PROVIDERS
 
 # rich_markup_mode=None: help texts are printed as written (rich markup would eat the
@@ -61,10 +76,13 @@ def _providers(names: list[str] | None) -> list[str]:
     return names
 
 
-def _report(results: list[DayResult], settings: Settings) -> int:
+def _report(results: list[DayResult], settings: Settings, run_id: str) -> int:
     max_age, day = age_limit(settings.db_path), run_day(results)
     others = not_run(results, registry.ids(), last_good_on(settings.db_path, day), day, max_age)
-    console.print(status_table(results, max_age, others))
+    # Runs that never finished, as far back as a snapshot counts as "now" (None: the warehouse
+    # cannot be read).
+    cut = [] if max_age is None else interrupted_runs(settings.db_path, max_age)
+    console.print(status_table(results, max_age, others, cut))
     unmapped: dict[str, set[str]] = {}
     for r in results:
         unmapped.setdefault(r.provider, set()).update(r.unmapped)
@@ -76,11 +94,19 @@ def _report(results: list[DayResult], settings: Settings) -> int:
     for r in failed:
         for e in r.errors:
             err.print(f"[red]FAILED[/red] {escape(e)}", markup=True, highlight=False)
+    # Complete: its summary written and its run closed in the warehouse (journal gone).
+    if (not (settings.runs_dir / f"{run_id}.md").exists()
+            or run_journal.journal_path(settings, run_id).exists()):
+        err.print(f"run {run_id} did not finish recording itself (see the errors above); "
+                  "the next run cleans up after it and loads what the lake holds",
+                  highlight=False, markup=False)
+        return 1
     return 1 if failed else 0
 
 
-def _run_direct(settings: Settings, providers: list[str], replay: str | None
+def _run_direct(settings: Settings, providers: list[str], replay: str | None, run_id: str
                 ) -> list[DayResult]:
+    run_journal.begin(settings, run_id, providers)  # recorded as started before any work
     results: list[DayResult] = []
     if replay is None:
         problem = pipeline.fetch_fx_live(settings)
@@ -91,7 +117,7 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None
             results.append(pipeline.live_day(settings, p))
         else:
             results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed))
-    pipeline.load(settings, results, pipeline.new_run_id(), on_day=progress.loaded)
+    pipeline.load(settings, results, run_id, on_day=progress.loaded)
     return results
 
 
@@ -131,8 +157,8 @@ def crawl(
     replay = _mode(live, replay)
     providers = _providers(provider)
     with run_lock(settings), _progress(settings, providers, replay):
-        results = _run_direct(settings, providers, replay)
-    raise typer.Exit(_report(results, settings))
+        results = _run_direct(settings, providers, replay, run_id := pipeline.new_run_id())
+    raise typer.Exit(_report(results, settings, run_id))
 
 
 @app.command()
@@ -146,8 +172,8 @@ def reparse(
     settings = _settings(data_dir, archive)
     providers = _providers(provider)
     with run_lock(settings), _progress(settings, providers, date):
-        results = _run_direct(settings, providers, date)
-    raise typer.Exit(_report(results, settings))
+        results = _run_direct(settings, providers, date, run_id := pipeline.new_run_id())
+    raise typer.Exit(_report(results, settings, run_id))
 
 
 @app.command()
@@ -166,13 +192,14 @@ def load(
         refused = [(path, problem) for d, p, path in lake.list_partitions(settings.lake_root)
                    if p in providers and (date is None or d.isoformat() == date)
                    and (problem := lake.checksum_problem(path))]
-        con = db.connect(settings.db_path)
+        # Waits, bounded, for a reader holding the warehouse; past the wait: busy, exit 2.
+        con = load_steps.open_warehouse(settings)
         try:
-            db.init_schema(con)
             provider_classes.store(con)
             counts = db.load_lake(con, settings.lake_root,
                                   dates=[dt.date.fromisoformat(date)] if date else None,
                                   providers=providers, exclude=[path for path, _ in refused])
+            lake_sync.record_loaded(con, settings.lake_root, list(counts))
             rates = pipeline.load_fx(settings, con)
         finally:
             con.close()
@@ -221,8 +248,8 @@ def nightly(
 
     providers = _providers(provider)
     with run_lock(settings), _progress(settings, providers, replay):
-        results = nightly_flow(settings, providers, replay)
-    raise typer.Exit(_report(results, settings))
+        results = nightly_flow(settings, providers, replay, run_id := pipeline.new_run_id())
+    raise typer.Exit(_report(results, settings, run_id))
 
 
 @app.command()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import pipeline, progress
+from flows import pipeline, progress, run_journal
 from flows.config import Settings
 from flows.results import DayResult
 
@@ -31,14 +31,18 @@ def fx_task(settings: Settings) -> str | None:
 
 
 @task(name="load", cache_policy=NO_CACHE)
-def load_task(settings: Settings, results: list[DayResult], run_id: str) -> None:
+def load_task(settings: Settings, results: list[DayResult], run_id: str) -> list[DayResult]:
+    """Load and record the night; returns its results with the lake partitions of earlier
+    nights it caught up."""
     pipeline.load(settings, results, run_id, on_day=progress.loaded)
+    return results
 
 
 @flow(name="gpuprices-nightly", log_prints=False)
-def nightly_flow(settings: Settings, providers: list[str], replay: str | None = None
-                 ) -> list[DayResult]:
-    run_id = pipeline.new_run_id()
+def nightly_flow(settings: Settings, providers: list[str], replay: str | None = None,
+                 run_id: str | None = None) -> list[DayResult]:
+    run_id = run_id or pipeline.new_run_id()
+    run_journal.begin(settings, run_id, providers)  # recorded as started before any work
     fx_future = fx_task.submit(settings) if replay is None else None
     futures = [provider_task.submit(settings, p, replay) for p in providers]
     results: list[DayResult] = []
@@ -52,5 +56,4 @@ def nightly_flow(settings: Settings, providers: list[str], replay: str | None = 
         problem = fx_future.result()
         if problem:
             print(f"warning: {problem}")
-    load_task(settings, results, run_id)
-    return results
+    return load_task(settings, results, run_id)

@@ -18,14 +18,23 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flows import alerts, gates, provider_classes, unknown_layout, warehouse_state
+from flows import (
+    alerts,
+    gates,
+    load_steps,
+    provider_classes,
+    run_journal,
+    unknown_layout,
+    warehouse_state,
+)
 from flows.config import Settings, max_age_days
 from flows.results import DayResult, not_run
 from flows.status import run_day
-from spiders import fx, generic, registry
+from spiders import fx, generic, net_failures, registry
 from spiders.archive import (
     FUTURE_SKEW,
     Capture,
@@ -310,56 +319,59 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
          on_day: Callable[[DayResult], None] | None = None) -> Path:
     """Load the good days into DuckDB (one transaction per provider-day) and record every
     provider-day in `runs`, failures included. A failed day loads nothing: the provider's last
-    good snapshot stays its latest (marked stale with its age). Writes the run summary to
-    <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a webhook is set, and returns
-    the summary's path. `on_day` hears of each provider-day once it is loaded or recorded."""
+    good snapshot stays its latest (marked stale with its age). Then loads every lake partition
+    an earlier run wrote but never loaded (appended to `results`, `caught_up`). The run is
+    recorded as started in `run_log` before its loads and closed after them (run_journal).
+    Writes the run summary to <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a
+    webhook is set, and returns the summary's path. `on_day` hears of each provider-day once it
+    is loaded or recorded."""
     owner_only_writes()
     for r in results:  # what is printed, recorded and posted carries no credential
         r.errors = [alerts.redact(e) for e in r.errors]
     started = dt.datetime.now(dt.UTC)
-    try:
-        con = db.connect(settings.db_path)
-        db.init_schema(con)
+    try:  # waits, bounded, for a reader holding the warehouse
+        con = load_steps.open_warehouse(settings)
         provider_classes.store(con)
     except Exception as exc:  # no warehouse (locked, disk full): still say so in the summary
+        later = " (its lake partition is loaded by the next run)"
         for r in results:
             r.status, r.rows = "failed", 0
-            r.errors.append(alerts.redact(f"{r.provider}: warehouse unavailable: {exc}"))
+            r.errors.append(alerts.redact(f"{r.provider}: warehouse unavailable: {exc}"
+                                          + (later if r.snapshot_date else "")))
         return alerts.finish_run(settings, run_id, results)
+    recorded, others = 0, []
     try:
+        run_journal.open_in_warehouse(con, settings, run_id,
+                                      sorted({r.provider for r in results}), started)
         for r in results:
             if r.status != "failed" and r.snapshot_date is not None and r.rows:
                 try:
-                    table = lake.read_partition(settings.lake_root, r.snapshot_date, r.provider)
-                    db.load_partition(con, r.snapshot_date, r.provider, table)
+                    load_steps.load_day(settings, con, r.snapshot_date, r.provider)
                 except Exception as exc:  # one transaction: nothing of this day was loaded
                     r.status, r.rows = "failed", 0
                     r.errors.append(alerts.redact(
                         f"{r.provider}: loading {r.snapshot_date} into the warehouse failed: "
                         f"{exc}"))
-            message = None
-            if r.status == "failed" or not r.rows:  # nothing loaded: the last good day serves
-                row = con.execute("SELECT max(snapshot_date) FROM provider_snapshots "
-                                  "WHERE provider = ? AND snapshot_date <= ?",
-                                  [r.provider, r.as_of]).fetchall()
-                r.stale_since = row[0][0] if row else None
-                if r.stale_since is not None:
-                    message = (f"stale: serving the {r.stale_since} snapshot "
-                               f"({r.stale_days} days old)")
-            db.record_run(
-                con, run_id=run_id, provider=r.provider, snapshot_date=r.snapshot_date,
-                status=r.status, rows=r.rows, quarantined=r.quarantined,
-                error=r.message or None, message=message,
-                started_at=started, finished_at=dt.datetime.now(dt.UTC),
-            )
+            load_steps.record_day(con, run_id, r, started)
+            recorded += 1
             if on_day is not None:
                 on_day(r)
+        tried = {(r.snapshot_date, r.provider) for r in results}
+        results.extend(load_steps.catch_up(settings, con, run_id, started, tried))
+        recorded = len(results)
         load_fx(settings, con)
         day = run_day(results)
         others = not_run(results, registry.ids(), warehouse_state.last_good(con, day), day,
                          db.age_limit(con, max_age_days()))
+        run_journal.close(con, settings, run_id)
+    except (duckdb.Error, OSError) as exc:  # the run cannot record itself (a full disk)
+        problem = alerts.redact(f"the warehouse could not record run {run_id}: {exc}")
+        print(f"error: {problem}", file=sys.stderr)
+        for r in results[recorded:]:
+            r.status, r.rows = "failed", 0
+            r.errors.append(f"{r.provider}: not recorded: {problem}")
     finally:
-        con.close()
+        load_steps.close_quietly(con)
     return alerts.finish_run(settings, run_id, results, others)
 
 
@@ -450,11 +462,17 @@ def backoff_delays() -> list[float]:
 def live_day_with_backoff(settings: Settings, provider: str,
                           delays: list[float] | None = None, sleep=time.sleep) -> DayResult:
     """live_day, tried again after each delay while the crawl fetched nothing at all. A night
-    that fetched pages but could not parse them is not retried: the bytes would be the same."""
+    that fetched pages but could not parse them is not retried: the bytes would be the same;
+    nor one that could not resolve a name or had no route (net_failures: minutes do not heal
+    an offline machine)."""
     delays = backoff_delays() if delays is None else delays
     res = live_day(settings, provider)
     for attempt, delay in enumerate(delays, start=2):
         if not (res.status == "failed" and res.snapshot_date is None):
+            break
+        offline = net_failures.unhealable(res.errors)
+        if offline:
+            res.errors.append(f"{provider}: not retried: {offline} does not heal in minutes")
             break
         sleep(delay)
         first_errors = res.errors

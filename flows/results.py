@@ -32,6 +32,8 @@ class DayResult:
     # The day the run is about: the replayed date of `--replay DATE` (None: the snapshot date,
     # else today). A failed provider serves its last good snapshot on or before this day.
     run_date: dt.date | None = None
+    # Loaded by this run from a lake partition an earlier run wrote but never loaded.
+    caught_up: bool = False
 
     @property
     def message(self) -> str:

@@ -19,14 +19,16 @@ def run_day(results: list[DayResult]) -> dt.date:
 
 
 def status_table(results: list[DayResult], max_age: int | None = None,
-                 others: list[NotRun] = ()) -> Table:
+                 others: list[NotRun] = (), interrupted: list[dict] | None = None) -> Table:
     """One row per provider: snapshots read, the latest good one and its age on the run's day,
     the worst status, rows, quarantined rows, rows the parsers passed over (the run summary
     says why) and the first problem. A provider whose latest good
     snapshot is more than `max_age` days old on the run's day is marked stale (its offers are in
     no "cheapest" figure); a failed one says which snapshot it still serves. `others` are the
     configured providers the run did not read (results.not_run): a line each, "not run" with
-    the snapshot they serve, so no provider is left out."""
+    the snapshot they serve, so no provider is left out. Then one row per earlier run that never
+    finished (`interrupted`: run_id, started_at, providers), marked interrupted: what it
+    recorded is not a complete run."""
     t = Table(title="providers")
     for col in ("provider", "snapshots", "latest", "age (d)", "status", "rows", "quarantined",
                 "skipped", "problem"):
@@ -66,4 +68,9 @@ def status_table(results: list[DayResult], max_age: int | None = None,
                   "-" if o.age_days is None else str(o.age_days),
                   Text(o.describe(), style="yellow" if o.state == "stale" else "dim"), "0", "0",
                   "")
+    for run in interrupted or []:
+        t.add_row(Text(", ".join(run["providers"])), "-", "-", "-",
+                  Text("interrupted", style="red"), "-", "-",
+                  Text(f"run {run['run_id']} started {run['started_at']:%Y-%m-%d %H:%M} and "
+                       "never finished; this run loaded what the lake holds"))
     return t

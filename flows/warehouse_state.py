@@ -75,3 +75,21 @@ def last_good_on(db_path: Path, day: dt.date) -> dict[str, dt.date]:
         return last_good(con, day)
     finally:
         con.close()
+def interrupted_runs(db_path: Path, days: int) -> list[dict]:
+    """Runs started in the last `days` days (by the clock) that never finished
+    (interrupted_runs), newest first; none when the warehouse cannot be read."""
+    if not db_path.exists():
+        return []
+    try:
+        con = db.connect(db_path, read_only=True)
+    except duckdb.Error:
+        return []
+    try:
+        rows = con.execute(
+            "SELECT run_id, started_at, providers FROM interrupted_runs "
+            "WHERE started_at >= now() - to_days(?) ORDER BY started_at DESC", [days]).fetchall()
+    except duckdb.Error:  # a warehouse made before run_log
+        return []
+    finally:
+        con.close()
+    return [{"run_id": r, "started_at": s, "providers": p} for r, s, p in rows]

@@ -191,8 +191,8 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
 def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age: int
            ) -> Table:
     """Per provider its last good snapshot, its age and whether it is stale (older than
-    `max_age` days at the week's end), and the week's runs (provider_health); the ECB rates' age
-    (fx_rates_freshness)."""
+    `max_age` days at the week's end), and the week's runs (provider_health), "interrupted" when
+    a run that set out to read it never finished; the ECB rates' age (fx_rates_freshness)."""
     seen = {r["provider"]: r for r in view_rows(
         con, "SELECT * FROM provider_health(?::DATE, ?::DATE, ?)", start, end, max_age)}
     supply = provider_supply(con)
@@ -202,10 +202,16 @@ def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age
         snap = h.get("last_snapshot")
         # A week without runs is judged by the snapshot it serves: fresh is ok, old is stale.
         runs = h.get("statuses") or (("ok",) if snap else ())
-        state = provider_state(runs, h.get("age_days"), max_age)
+        state = provider_state(runs, h.get("age_days"), max_age,
+                               interrupted=bool(h.get("interrupted")))
+        # A run that never finished is news even beside a failure: its rows look complete.
+        cut = (f"run {h['last_interrupted']} was interrupted (started, never finished)"
+               if h.get("interrupted") else None)
         out.append(dict(provider=p, supply=supply.get(p), state=state, last_snapshot=snap,
                         rows=h.get("rows"), age_days=h.get("age_days"), runs=h.get("runs", 0),
-                        failures=h.get("failures", 0), last_error=h.get("last_error")))
+                        failures=h.get("failures", 0),
+                        last_error="; ".join(e for e in (h.get("last_error"), cut) if e)
+                        or None))
     last, n = con.execute("SELECT last_date, n_currencies FROM fx_rates_freshness(?::DATE)",
                           [end]).fetchone()
     fx_age = (end - last).days if last else None

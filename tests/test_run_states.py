@@ -24,7 +24,11 @@ def test_provider_state():
     assert provider_state([], 20, 14) == "stale"
     assert provider_state([], None, 14) == "not run"  # never loaded
     assert provider_state(["ok"], 400, None) == "ok"  # no age limit known
-    assert set(STATES) == {"ok", "degraded", "failed", "stale", "not run"}
+    # A run that set out to read it and never finished: shown, unless a day failed.
+    assert provider_state(["ok"], 0, 14, interrupted=True) == "interrupted"
+    assert provider_state(["ok"], 30, 14, interrupted=True) == "interrupted"
+    assert provider_state(["failed"], 0, 14, interrupted=True) == "failed"
+    assert set(STATES) == {"ok", "degraded", "failed", "interrupted", "stale", "not run"}
 
 
 def test_not_run_lists_the_others_in_registry_order():

@@ -7,7 +7,7 @@ The work is done in modules named for their job; this one only gathers their pub
 - warehouse/tables.py: the tables' DDL and the column groups of the offers store;
 - warehouse/schema.py: init_schema (tables, migrations of older warehouses, views) and VIEWS;
 - warehouse/store.py: loading offers partitions into the normalised store, and rebuilding it;
-- warehouse/records.py: fx_rates, runs and providers.
+- warehouse/records.py: fx_rates, runs, run_log and providers.
 
 A test that stands in for the store's insert patches `warehouse.store._insert_offers` (where
 the loads look it up), not a name here.
@@ -16,7 +16,7 @@ the loads look it up), not a name here.
 from __future__ import annotations
 
 from warehouse.connection import QUERY_ONLY, WarehouseBusy, compact, connect, query, transaction
-from warehouse.records import load_fx_rates, load_providers, record_run
+from warehouse.records import close_run, load_fx_rates, load_providers, open_run, record_run
 from warehouse.schema import SQL_DIR, VIEWS, age_limit, init_schema, refresh_views
 from warehouse.schema import table_type as _table_type
 from warehouse.store import load_lake, load_partition, rebuild_offer_points
@@ -30,6 +30,7 @@ __all__ = [
     "_STORE_TABLES",
     "_table_type",
     "compact",
+    "close_run",
     "connect",
     "QUERY_ONLY",
     "WarehouseBusy",
@@ -39,6 +40,7 @@ __all__ = [
     "load_lake",
     "load_providers",
     "load_partition",
+    "open_run",
     "query",
     "rebuild_offer_points",
     "record_run",

@@ -1,5 +1,6 @@
 """The tables written beside the offers store: `fx_rates` (ECB reference rates), `runs` (each
-provider's outcome per nightly run) and `providers` (the registry's declarations)."""
+provider's outcome per nightly run), `run_log` (when each run started and finished) and
+`providers` (the registry's declarations)."""
 
 from __future__ import annotations
 
@@ -96,3 +97,18 @@ def load_providers(con: duckdb.DuckDBPyConnection, rows: Iterable[Mapping[str, A
             con.executemany("INSERT INTO providers (provider, name, kind, supply) "
                             "VALUES (?, ?, ?, ?)", data)
     return len(data)
+def open_run(con: duckdb.DuckDBPyConnection, run_id: str, started_at: dt.datetime,
+             providers: list[str]) -> None:
+    """Record that a run started (once: a run already recorded keeps its first start), still
+    open until close_run. An open run that is not the one loading now was interrupted."""
+    with transaction(con):
+        con.execute(
+            "INSERT INTO run_log (run_id, started_at, finished_at, providers) "
+            "SELECT ?, ?, NULL, ? WHERE NOT EXISTS (SELECT 1 FROM run_log WHERE run_id = ?)",
+            [run_id, started_at, ",".join(providers), run_id])
+
+
+def close_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Record that a run finished its work: every provider-day it loaded is recorded."""
+    with transaction(con):
+        con.execute("UPDATE run_log SET finished_at = now() WHERE run_id = ?", [run_id])

@@ -40,6 +40,7 @@ VIEWS = (
     "staging/fx_factor",
     "staging/offers_as_of",
     "staging/provider_day_lowest",
+    "staging/interrupted_runs",
     "staging/provider_runs",
     "staging/week_snapshot_pairs",
     "marts/latest_snapshot",

@@ -88,6 +88,30 @@ TABLES = {
         message VARCHAR
     )
     """,
+    # One row per pipeline run: started_at written before its loads (from the run's journal,
+    # flows/run_journal.py), finished_at once every provider-day is recorded. A row without
+    # finished_at that a reader can see is a run that was killed or crashed: `interrupted`
+    # (staging/provider_runs.sql). providers: comma-separated.
+    "run_log": """
+    CREATE TABLE IF NOT EXISTS run_log (
+        run_id VARCHAR NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL,
+        finished_at TIMESTAMPTZ,
+        providers VARCHAR
+    )
+    """,
+    # Which file state of each lake partition the warehouse holds (its size and modification
+    # time when it was loaded): a partition missing here, or changed since, is loaded by the
+    # next run (warehouse/lake_sync.py; the lake is the source of truth).
+    "lake_loads": """
+    CREATE TABLE IF NOT EXISTS lake_loads (
+        snapshot_date DATE NOT NULL,
+        provider VARCHAR NOT NULL,
+        file_size BIGINT NOT NULL,
+        file_mtime_ns BIGINT NOT NULL,
+        loaded_at TIMESTAMPTZ NOT NULL
+    )
+    """,
     # One row per offer identity (see docs/warehouse.md, "Offer identity"). offer_no is a dense
     # number given at first sight (small integers compress to almost nothing in offer_points,
     # a 64-bit hash does not); offer_id is the identity's hash, what the views show. last_* is

@@ -1,0 +1,77 @@
+"""Keeping the warehouse level with the lake, the source of truth.
+
+A night writes its lake partitions first and loads them after; a load that cannot happen (the
+warehouse locked past the wait, the process killed, a full disk) leaves partitions the
+warehouse does not hold. Every load records the file state (size, modification time) of each
+partition it loaded in `lake_loads`, in the same transaction as the rows; `pending` lists the
+partitions the warehouse lacks or holds an older state of, so the next run loads them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from warehouse import lake, store
+from warehouse.connection import transaction
+
+Stamp = tuple[int, int]  # (size in bytes, modification time in ns)
+
+
+def stamp_of(path: Path) -> Stamp:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _record(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, stamp: Stamp) -> None:
+    con.execute("DELETE FROM lake_loads WHERE snapshot_date = ? AND provider = ?", [day, provider])
+    con.execute("INSERT INTO lake_loads VALUES (?, ?, ?, ?, now())", [day, provider, *stamp])
+
+
+def load_stamped(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, table: pa.Table,
+                 stamp: Stamp) -> int:
+    """Replace the offers of (day, provider) with `table`, read from a lake file whose state
+    was `stamp` before reading, and record that state, in one transaction."""
+    with transaction(con):
+        n = store._insert_offers(con, day, provider, table)
+        _record(con, day, provider, stamp)
+    return n
+
+
+def record_loaded(con: duckdb.DuckDBPyConnection, lake_root: Path | str,
+                  loaded: list[tuple[dt.date, str]]) -> None:
+    """Record the current file state of partitions just loaded some other way (`gpuprices
+    load`). Run right after that load under the run lock: nothing rewrote them meanwhile."""
+    with transaction(con):
+        for day, provider in loaded:
+            path = lake.partition_path(lake_root, day, provider)
+            if path.exists():
+                _record(con, day, provider, stamp_of(path))
+
+
+def pending(con: duckdb.DuckDBPyConnection, lake_root: Path | str
+            ) -> list[tuple[dt.date, str, Path, Stamp]]:
+    """Lake partitions the warehouse lacks, or whose file changed since it was loaded, in date
+    order, with their current file state.
+
+    A partition the warehouse holds (in snapshot_dates) but never stamped was loaded before
+    stamps were kept: its current state is recorded as loaded, not loaded again."""
+    stamps = {(d, p): (s, m) for d, p, s, m in con.execute(
+        "SELECT snapshot_date, provider, file_size, file_mtime_ns FROM lake_loads").fetchall()}
+    held = set(con.execute("SELECT snapshot_date, provider FROM snapshot_dates").fetchall())
+    out, adopted = [], []
+    for day, provider, path in lake.list_partitions(lake_root):
+        now = stamp_of(path)
+        recorded = stamps.get((day, provider))
+        if recorded is None and (day, provider) in held:
+            adopted.append((day, provider, now))
+        elif recorded != now:
+            out.append((day, provider, path, now))
+    if adopted:
+        with transaction(con):
+            for day, provider, now in adopted:
+                _record(con, day, provider, now)
+    return out
