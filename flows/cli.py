@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from flows import (
+    live,
     load_steps,
     ops_cli,
     pipeline,
@@ -114,7 +115,7 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None, ru
             err.print(f"warning: {problem}", highlight=False)
     for p in providers:
         if replay is None:
-            results.append(pipeline.live_day(settings, p))
+            results.append(live.live_day(settings, p))
         else:
             results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed))
     pipeline.load(settings, results, run_id, on_day=progress.loaded)

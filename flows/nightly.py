@@ -10,7 +10,7 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import pipeline, progress, run_journal
+from flows import live, pipeline, progress, run_journal
 from flows.config import Settings
 from flows.results import DayResult
 
@@ -18,9 +18,9 @@ from flows.results import DayResult
 @task(name="crawl-parse-check", retries=1, retry_delay_seconds=30, cache_policy=NO_CACHE)
 def provider_task(settings: Settings, provider: str, replay: str | None) -> list[DayResult]:
     """One provider end to end up to the lake. Live: its spider runs in a child process, tried
-    again with backoff while it fetches nothing (pipeline.live_day_with_backoff)."""
+    again with backoff while it fetches nothing (live.live_day_with_backoff)."""
     if replay is None:
-        return [pipeline.live_day_with_backoff(settings, provider)]
+        return [live.live_day_with_backoff(settings, provider)]
     return pipeline.replay(settings, provider, replay, on_day=progress.replayed)
 
 

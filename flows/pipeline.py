@@ -9,13 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -32,22 +28,16 @@ from flows import (
     warehouse_state,
 )
 from flows.config import Settings, max_age_days
+from flows.parsing import Parsed, parse_archive
 from flows.results import DayResult, not_run
 from flows.status import run_day
-from spiders import fx, generic, net_failures, registry
+from spiders import fx, registry
 from spiders.archive import (
     FUTURE_SKEW,
-    Capture,
-    captures_per_request,
-    future_problem,
     list_archives,
-    read_captures,
 )
-from spiders.parsers import ParseError, parse_body_counted, postprocess, wants
 from warehouse import db, identity, lake, price_bands
 from warehouse.contract import PROVIDERS, Offer, offers_to_table
-
-CRAWL_TIMEOUT_S = 30 * 60
 
 
 def owner_only_writes() -> None:
@@ -55,85 +45,6 @@ def owner_only_writes() -> None:
     the caller's umask: the archive and the warehouse are the record of what was seen. Child
     processes (the crawler) inherit it."""
     os.umask(os.umask(0o022) | 0o022)
-
-
-@dataclass
-class Parsed:
-    offers: list[Offer]
-    errors: list[ParseError]
-    captures: int
-    # Candidate rows of pages in a layout no parser knows, each with its quarantine reason:
-    # held for review, never loaded on their own (store_day).
-    held: list[tuple[Offer, str]] = field(default_factory=list)
-    held_from: list[str] = field(default_factory=list)  # what the parser said of each page
-    skipped: dict[str, int] = field(default_factory=dict)  # rows a parser passed over, by reason
-
-
-def _parse_one(cap: Capture, provider: str) -> tuple[list[Offer], dict[str, int]]:
-    """One capture's offers and the rows its parser passed over; a parser bug is a ParseError
-    of that page, never the run's."""
-    try:
-        return parse_body_counted(cap.body, cap.meta())
-    except ParseError:
-        raise
-    except Exception as exc:
-        raise ParseError(provider, cap.url, f"parser crashed: {exc!r}") from exc
-
-
-def _at(cap: Capture) -> str:
-    return f"{cap.captured_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%SZ}"
-
-
-def parse_archive(path: Path, provider: str) -> Parsed:
-    """Offers from one archive file: for each request, its latest capture that parses (a later
-    one that fails is reported and the earlier good one used), each page parsed alone so that
-    one broken page does not hide the others. Captures dated later than now are refused."""
-    now = dt.datetime.now(dt.UTC)
-    errors: list[ParseError] = []
-    caps = []
-    for cap in read_captures(path):
-        problem = future_problem(cap.captured_at, now)
-        if problem:
-            errors.append(ParseError(provider, cap.url, problem))
-        else:
-            caps.append(cap)
-    offers: list[Offer] = []
-    held: list[tuple[Offer, str]] = []
-    held_from: list[str] = []
-    skipped: dict[str, int] = {}
-    used, chosen = [], []
-    for group in captures_per_request(caps):
-        if not wants(group[0].meta()):
-            chosen.append(group[0])
-            continue
-        used.append(group[0])
-        failures: list[ParseError] = []
-        for cap in group:
-            try:
-                found, skips = _parse_one(cap, provider)
-            except ParseError as exc:
-                failures.append(exc)
-                continue
-            offers.extend(found)
-            chosen.append(cap)
-            for reason, n in skips.items():
-                skipped[reason] = skipped.get(reason, 0) + n
-            if failures:
-                errors.append(ParseError(provider, cap.url, (
-                    f"the later capture of {_at(group[0])} could not be read "
-                    f"({failures[0].problem}); used the capture of {_at(cap)}")))
-            break
-        else:  # no capture of this request parses: a page in an unknown layout is held
-            candidates = generic.held(failures[0], group[0].body, group[0].meta())
-            if candidates:
-                held += candidates
-                held_from.append(str(failures[0]))
-            else:
-                errors.append(failures[0])
-    if offers:
-        offers = postprocess(provider, offers, sorted(chosen, key=lambda c: c.captured_at))
-    return Parsed(offers=offers, errors=errors, captures=len(used), skipped=skipped, held=held,
-                  held_from=held_from)
 
 
 def check(offers: list[Offer], ref: gates.Reference | None = None
@@ -407,80 +318,6 @@ def load_fx(settings: Settings, con) -> int:
         return 0
     marker.write_text(json.dumps(fingerprint))
     return n
-
-
-def crawl_live(settings: Settings, provider: str, timeout_s: int = CRAWL_TIMEOUT_S) -> dict:
-    """Run one provider's spider in its own process and return its summary."""
-    owner_only_writes()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "summary.json"
-        cmd = [sys.executable, "-m", "spiders.crawl", "--provider", provider,
-               "--archive-root", str(settings.archive_root), "--summary", str(out)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                                  env=os.environ.copy())
-        except subprocess.TimeoutExpired:
-            return {"provider": provider, "archived": [], "errors": [
-                {"url": "", "error": f"crawl took longer than {timeout_s} s and was stopped"}]}
-        if out.exists():
-            return json.loads(out.read_text())
-        tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-5:]
-        return {"provider": provider, "archived": [], "errors": [
-            {"url": "", "error": f"crawler process exited {proc.returncode}: "
-                                 + " | ".join(tail)}]}
-
-
-def live_day(settings: Settings, provider: str) -> DayResult:
-    """Crawl a provider now, then parse and store today's archive for it."""
-    summary = crawl_live(settings, provider)
-    crawl_errors = [f"{provider}: {e['url'] or '(crawl)'}: {e['error']}"
-                    for e in summary["errors"]]
-    ok_dates = sorted({a["date"] for a in summary["archived"] if a["status"] == 200})
-    if not ok_dates:
-        return DayResult(provider=provider, snapshot_date=None, status="failed",
-                         errors=crawl_errors or [f"{provider}: nothing fetched"])
-    day = dt.date.fromisoformat(ok_dates[-1])
-    path = next(p for d, _, p in archives(settings, [provider], [day]))
-    res = store_day(settings, provider, day, parse_archive(path, provider))
-    res.errors = crawl_errors + res.errors
-    if res.status == "ok" and crawl_errors:
-        res.status = "degraded"
-    return res
-
-
-def backoff_delays() -> list[float]:
-    """Seconds to wait before each new attempt at a provider whose crawl fetched nothing
-    (GPUPRICES_PROVIDER_BACKOFF, comma-separated; default 60 then 300: a site that is down for
-    a minute or rate-limits a burst gets a second and a third chance, spaced out)."""
-    text = os.environ.get("GPUPRICES_PROVIDER_BACKOFF", "60,300")
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        return [60.0, 300.0]
-
-
-def live_day_with_backoff(settings: Settings, provider: str,
-                          delays: list[float] | None = None, sleep=time.sleep) -> DayResult:
-    """live_day, tried again after each delay while the crawl fetched nothing at all. A night
-    that fetched pages but could not parse them is not retried: the bytes would be the same;
-    nor one that could not resolve a name or had no route (net_failures: minutes do not heal
-    an offline machine)."""
-    delays = backoff_delays() if delays is None else delays
-    res = live_day(settings, provider)
-    for attempt, delay in enumerate(delays, start=2):
-        if not (res.status == "failed" and res.snapshot_date is None):
-            break
-        offline = net_failures.unhealable(res.errors)
-        if offline:
-            res.errors.append(f"{provider}: not retried: {offline} does not heal in minutes")
-            break
-        sleep(delay)
-        first_errors = res.errors
-        res = live_day(settings, provider)
-        if res.status == "failed":
-            res.errors = first_errors + [f"{provider}: attempt {attempt} after {delay:g} s: {e}"
-                                         for e in res.errors]
-    return res
 
 
 def parse_dates(spec: str, settings: Settings, providers: Iterable[str]) -> list[dt.date] | None:

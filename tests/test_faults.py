@@ -19,7 +19,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from flows import pipeline
+from flows import live, pipeline
 from flows.config import Settings
 from spiders.archive import list_archives, read_captures
 from spiders.crawl import crawl_settings
@@ -489,17 +489,17 @@ def test_a_provider_that_fetched_nothing_is_retried_with_backoff(settings, monke
         pipeline.DayResult("runpod", None, status="failed", errors=["runpod: (crawl): 429"]),
         pipeline.DayResult("runpod", DAY, rows=61),
     ]
-    monkeypatch.setattr(pipeline, "live_day", lambda s, p: outcomes.pop(0))
+    monkeypatch.setattr(live, "live_day", lambda s, p: outcomes.pop(0))
     slept = []
-    res = pipeline.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
+    res = live.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
     assert (res.status, res.rows, slept) == ("ok", 61, [60, 300])
     # Out of attempts: every attempt's error is kept.
     outcomes[:] = [pipeline.DayResult("runpod", None, status="failed", errors=[f"e{i}"])
                    for i in range(2)]
-    res = pipeline.live_day_with_backoff(settings, "runpod", [5], sleep=slept.append)
+    res = live.live_day_with_backoff(settings, "runpod", [5], sleep=slept.append)
     assert res.status == "failed" and res.errors == ["e0", "runpod: attempt 2 after 5 s: e1"]
     # Pages fetched but unreadable: not retried, the bytes would be the same.
     outcomes[:] = [pipeline.DayResult("runpod", DAY, status="failed", errors=["layout"])]
     slept.clear()
-    assert pipeline.live_day_with_backoff(settings, "runpod", [5], sleep=slept.append).errors \
+    assert live.live_day_with_backoff(settings, "runpod", [5], sleep=slept.append).errors \
         == ["layout"] and slept == []

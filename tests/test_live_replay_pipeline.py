@@ -1,5 +1,5 @@
 """The live path, offline, from the pipeline's side: the nightly live step
-(`flows.pipeline.live_day`: crawl process -> archive -> parse -> gates -> lake, then `load`)
+(`flows.live.live_day`: crawl process -> archive -> parse -> gates -> lake, then `load`)
 and the Wayback backfill, each against the replay server of the project's archive."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from flows import pipeline
+from flows import live, pipeline
 from flows.config import Settings
 from spiders.archive import list_archives, read_captures
 from spiders.crawl import SETTINGS_ENV
@@ -33,8 +33,8 @@ def test_a_failing_provider_fails_alone_and_the_others_load(archive, tmp_path, m
         server.inject(LAMBDA, Fault("status", 503, times=MANY))
         monkeypatch.setenv(SETTINGS_ENV, settings_json(server.address, DOWNLOAD_TIMEOUT=5))
         monkeypatch.setenv("PYTHONPATH", str(ROOT))
-        lam = pipeline.live_day(settings, "lambda")
-        run = pipeline.live_day(settings, "runpod")
+        lam = live.live_day(settings, "lambda")
+        run = live.live_day(settings, "runpod")
         served = [s.served for s in server.seen if s.served is not None and s.status == 200]
     assert (lam.status, lam.snapshot_date) == ("failed", None)
     assert lam.errors == [f"lambda: {LAMBDA}: HTTP 503"]

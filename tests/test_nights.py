@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from flows import alerts, pipeline, run_journal
+from flows import alerts, live, pipeline, run_journal
 from flows.cli import app
 from flows.config import Settings
 from flows.results import DayResult
@@ -251,7 +251,7 @@ def test_no_name_resolution_fails_fast_instead_of_waiting_for_the_backoff(settin
     for k, v in NO_DNS_ENV.items():
         monkeypatch.setenv(k, v)
     slept = []
-    res = pipeline.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
+    res = live.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
     assert slept == [] and res.status == "failed"
     assert "DNS lookup failed" in res.errors[0]
     assert res.errors[-1] == "runpod: not retried: no name resolution does not heal in minutes"
@@ -260,7 +260,7 @@ def test_no_name_resolution_fails_fast_instead_of_waiting_for_the_backoff(settin
 def test_a_refused_connection_keeps_its_retries(settings, monkeypatch):
     outcomes = [DayResult("runpod", None, status="failed", errors=CAN_HEAL[:1]),
                 DayResult("runpod", DAY, rows=61)]
-    monkeypatch.setattr(pipeline, "live_day", lambda s, p: outcomes.pop(0))
+    monkeypatch.setattr(live, "live_day", lambda s, p: outcomes.pop(0))
     slept = []
-    res = pipeline.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
+    res = live.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)
     assert (res.status, slept) == ("ok", [60])

@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 
 from bench.fault_probes import Probe, ProbeResult
-from flows import pipeline
+from flows import live, pipeline
 from flows.config import Settings
 from spiders.archive import list_archives, read_captures
 from spiders.crawl import SETTINGS_ENV
@@ -100,7 +100,7 @@ def nightly_step(tmp: Path) -> ProbeResult:
     with ReplayServer(ReplayIndex(build_archive(tmp / "archive"))) as server:
         server.inject(LAMBDA, Fault("status", 503, times=MANY))
         with _env(**{SETTINGS_ENV: settings_json(server.address), "PYTHONPATH": str(ROOT)}):
-            results = [pipeline.live_day(settings, p) for p in ("lambda", "runpod")]
+            results = [live.live_day(settings, p) for p in ("lambda", "runpod")]
         served = [s.served for s in server.seen if s.served is not None and s.status == 200]
     direct, _ = day_offers("runpod", [c for c in served if c.provider == "runpod"])
     with contextlib.redirect_stdout(io.StringIO()):  # load prints the run summary's path

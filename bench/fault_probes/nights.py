@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from bench.fault_probes import Probe, ProbeResult
 from bench.faults import _fresh
-from flows import pipeline
+from flows import live, pipeline
 from flows.cli import app
 from flows.config import Settings
 from flows.results import DayResult
@@ -146,9 +146,9 @@ def full_disk(tmp: Path) -> ProbeResult:
 def no_name_resolution(tmp: Path) -> ProbeResult:
     settings = _settings(tmp)
     slept: list[float] = []
-    delays = pipeline.backoff_delays()  # the nightly's default: 60 s, then 300 s
+    delays = live.backoff_delays()  # the nightly's default: 60 s, then 300 s
     with mock.patch.dict(os.environ, NO_DNS_ENV):
-        res, took = elapsed(pipeline.live_day_with_backoff, settings, "runpod", delays,
+        res, took = elapsed(live.live_day_with_backoff, settings, "runpod", delays,
                             sleep=slept.append)
     fast = not slept and res.status == "failed" and "not retried" in res.errors[-1]
     return ProbeResult(fast, detail=f"live crawl without DNS: failed after {took:.0f} s of "
