@@ -59,6 +59,8 @@ CHOICE_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
                Column("cost_to_finish", "to finish", "money"),
                Column("cost_per_checkpoint", "per successful checkpoint", "money"),
                Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
+               # inside the node; between nodes, per GPU (sizing/network.py, net_label)
+               Column("network", "network"),
                Column("fit_verdict", "fit"),
                Column("region", "region"), Column("hours", "hours", "num"),
                Column("speed", "tokens/s"),

@@ -8,6 +8,7 @@ import json
 import math
 from typing import Any
 
+from sizing import network
 from sizing.reasons import choice_of
 
 
@@ -79,8 +80,10 @@ def other_currency(o: dict[str, Any], currency: str) -> str | None:
 
 
 def facts(o: dict[str, Any]) -> dict[str, Any]:
-    """What a row says about the offer itself whatever its verdict: date, age, firm, stale."""
+    """What a row says about the offer itself whatever its verdict: date, age, firm, stale,
+    network (staging/offer_network's net_label)."""
     age = int_or_none(o.get("age_days"))
     return dict(snapshot_date=o.get("snapshot_date"), age_days=age,
+                network=network.of_offer(o).label,
                 firm=price_caveat(o) is None, stale=is_stale(o),
                 commitment_months=commitment_months(o))

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sizing import compat, fit
+from sizing import network as net
 from sizing import offer_row as orow
 from sizing import reasons as why
 from sizing.cost import (
@@ -103,10 +104,15 @@ class _Cache:
         return self.mem[key]
 
     def throughput(self, wi: int, w: Workload, gpu: str, per_node: int, nodes: int,
-                   interconnect: str | None) -> Throughput:
-        key = (wi, gpu, per_node, nodes, interconnect if nodes > 1 else None)
+                   interconnect: str | None, internode_gbs: float | None = None) -> Throughput:
+        """`internode_gbs`: the offer's published fabric per GPU (sizing/network.py); without
+        it the offer's interconnect text, else throughput's assumption."""
+        multi = nodes > 1
+        key = (wi, gpu, per_node, nodes, interconnect if multi else None,
+               internode_gbs if multi else None)
         if key not in self.tput:
             self.tput[key] = estimate_throughput(w, gpu_models()[gpu], per_node, nodes,
+                                                 internode_gbs=internode_gbs if multi else None,
                                                  offer_interconnect=interconnect)
         return self.tput[key]
 
@@ -217,10 +223,11 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
         return (2, math.inf, headroom, tight)
     ic = o.get("interconnect")
     ic = ic if isinstance(ic, str) and nodes > 1 else None
-    pkey = (wi, gpu, per_node, ic)
+    fabric = net.internode_gbs(net.of_offer(o), used) if nodes > 1 else None
+    pkey = (wi, gpu, per_node, ic, fabric)
     plan = cache.quick_plans.get(pkey, False)
     if plan is False:
-        tp = cache.throughput(wi, w, gpu, used, nodes, ic)
+        tp = cache.throughput(wi, w, gpu, used, nodes, ic, fabric)
         plan = cache.quick_plans[pkey] = (cache.plan(wi, w, tp.tokens_per_s, usd_factor)
                                           if tp.tokens_per_s > 0 else None)
     if plan is None:
@@ -330,7 +337,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         return _rejected(base, count, price, f"no FX rate for {missing} -> {currency} on that "
                          "date", "no_fx", **common)
     ic = o.get("interconnect")
-    tp = cache.throughput(wi, w, gpu, used, nodes, ic if isinstance(ic, str) else None)
+    network = net.of_offer(o)
+    tp = cache.throughput(wi, w, gpu, used, nodes, ic if isinstance(ic, str) else None,
+                          net.internode_gbs(network, used))
     if tp.tokens_per_s <= 0:
         return _rejected(base, count, price, f"{gpu}: no dense BF16 peak in gpus.csv, time "
                          "unknown", "no_speed", **common)
@@ -348,6 +357,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     reasons = why.fit(w, mem, spec.memory_gb, tp, nodes, n) + _cost_reasons(
         w, o, cost, per_node, nodes, n, listed, currency,
         cache.node_shapes.get(base["provider"]))
+    fabric_note = net.spans_nodes_reason(network, nodes, tp.link_gbs, tp.scaling_efficiency)
+    if fabric_note:
+        reasons.append(fabric_note)
     if tp.efficiency_assumed:
         reasons.append(efficiency_assumed_note(tp))
     reasons[:0] = [f"caveat: {r}" for r in runs.reasons]  # ranked, and flagged first

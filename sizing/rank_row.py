@@ -45,6 +45,7 @@ class RankRow:
     efficiency_assumed: bool = False
     compat: str = "compatible"  # sizing/compat.py: compatible, caveat (ranked) or incompatible
     fit_verdict: str | None = None  # fits, tight or no (sizing/fit.py); None: not sized
+    network: str = "network unknown"  # the offer's network (staging/offer_network, net_label)
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 

@@ -349,3 +349,32 @@ def test_workload_summary_names_the_planned_layout():
     assert _planned_layout(by["cpt-llama3.1-70b-64gpu"]) == "TP8 x FSDP8 over 8 nodes"
     assert _planned_layout(by["full-llama3.1-8b-8gpu"]) == "FSDP8"
     assert _planned_layout(by["qlora-llama3.1-70b"]) == "1 GPU"
+
+
+# --- the network of each recommended offer (docs/sizing.md, "Network") ---
+
+
+def test_each_choice_shows_its_network(w41, w41_settings):
+    rows = w41.headline.rows
+    assert rows and all(r["network"] for r in rows)
+    con = db.connect(w41_settings.db_path, read_only=True)
+    try:
+        for r in rows:  # the label is the view's, offer by offer
+            (label,) = con.execute("SELECT net_label FROM offer_network WHERE provider = ? AND "
+                                   "sku = ?", [r["provider"], r["sku"]]).fetchone()
+            assert r["network"] == label
+    finally:
+        con.close()
+    md = render.render_markdown(w41)
+    head = md.split("## Where to rent this week", 1)[1].split("## Workloads", 1)[0]
+    assert "| GPUs | network |" in head
+    assert any(r["network"] in head for r in rows)
+
+
+def test_multi_node_choices_name_their_fabric(w41):
+    cpt = [r for r in w41.headline.rows if r["workload"] == "cpt-llama3.1-70b-64gpu"]
+    assert cpt and all(r["nodes"] > 1 for r in cpt)
+    for r in cpt:
+        fast = any(f in r["network"] for f in ("InfiniBand", "RoCE", "EFA", "GPUDirect"))
+        warned = any("no fast fabric" in x or "publishes no fabric" in x for x in r["reasons"])
+        assert fast != warned, r

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from warehouse import gpus, identity
+from warehouse import gpus, identity, networks
 from warehouse.connection import registered, transaction
 from warehouse.contract import OFFER_SCHEMA
 from warehouse.store import bulk_load, recompute_day_cheapest, restore_all
@@ -38,6 +38,7 @@ VIEWS = (
     "staging/fx_rate_periods",
     "staging/fx_rate_per_eur",
     "staging/fx_factor",
+    "staging/offer_network",
     "staging/offers_as_of",
     "staging/provider_day_lowest",
     "staging/interrupted_runs",
@@ -46,6 +47,7 @@ VIEWS = (
     "marts/latest_snapshot",
     "marts/provider_classes",
     "marts/latest_offers",
+    "marts/latest_offer_networks",
     "marts/stale_providers",
     "marts/offer_history",
     "marts/price_changes",
@@ -156,6 +158,12 @@ def _gpu_models_table() -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
+def _offer_networks_table() -> pa.Table:
+    # Through warehouse.networks so the rows are checked (provider, fabric, pattern, source).
+    rows = [dataclasses.asdict(n) for n in networks.offer_networks()]
+    return pa.Table.from_pylist(rows)
+
+
 def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create every view from warehouse/sql/<view>.sql."""
     for view in VIEWS:
@@ -164,11 +172,13 @@ def refresh_views(con: duckdb.DuckDBPyConnection) -> None:
 
 def init_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the tables if missing, move a warehouse of an older layout or identity
-    definition into them, refresh gpu_models from gpus.csv and (re)create the views, in one
+    definition into them, refresh gpu_models from gpus.csv and offer_networks from
+    offer_networks.csv and (re)create the views, in one
     transaction. Safe to call on every start."""
     # Registered outside the transaction: unregistering inside an aborted one would fail and
     # hide the real error.
-    with registered(con, _gpu_models_table()) as name, transaction(con):
+    with (registered(con, _gpu_models_table()) as name,
+          registered(con, _offer_networks_table()) as nets, transaction(con)):
         for macro in STORE_MACROS:
             con.execute((SQL_DIR / f"{macro}.sql").read_text())
         old = _migrate_offers_table(con)
@@ -179,6 +189,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
             bulk_load(con, _migrated_rows(con, old))
             con.execute(f"DROP TABLE {old}")  # noqa: S608 (our name)
         con.execute(f"CREATE OR REPLACE TABLE gpu_models AS SELECT * FROM {name}")  # noqa: S608
+        con.execute(f"CREATE OR REPLACE TABLE offer_networks AS SELECT * FROM {nets}")  # noqa: S608
         refresh_views(con)
         _follow_identity_version(con, restored=bool(old))
         _follow_day_cheapest_version(con)

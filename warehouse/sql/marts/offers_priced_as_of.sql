@@ -7,7 +7,9 @@
 -- `currency` is to_currency, price_currency the currency the provider quoted and fx the factor
 -- applied. Keeps snapshot_date, age_days, is_stale, firm_price and price_caveat: a row that is
 -- stale or not firm is listed apart, never recommended nor counted in a figure.
--- `gpuprices rank` and the weekly report read these rows.
+-- The offer's network (staging/offer_network: net_intra_node, net_intra_node_gbs, net_fabric,
+-- net_fabric_gbps_per_gpu, net_label, net_source) comes along, so sizing times multi-GPU and
+-- multi-node jobs over it. `gpuprices rank` and the weekly report read these rows.
 CREATE OR REPLACE MACRO offers_priced_as_of(as_of, to_currency,
                                            max_age_days := default_max_age_days()) AS TABLE
 SELECT
@@ -17,7 +19,9 @@ SELECT
         to_currency AS currency
     )
 FROM (
-    SELECT *, currency AS price_currency, fx_factor(currency, to_currency, snapshot_date) AS fx
-    FROM offers_as_of(as_of, max_age_days)
-    WHERE NOT is_announced
+    SELECT o.*, n.* EXCLUDE (provider, sku), o.currency AS price_currency,
+        fx_factor(o.currency, to_currency, o.snapshot_date) AS fx
+    FROM offers_as_of(as_of, max_age_days) AS o
+    LEFT JOIN offer_network AS n USING (provider, sku)
+    WHERE NOT o.is_announced
 )
