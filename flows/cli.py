@@ -19,6 +19,7 @@ from flows import (
     load_steps,
     ops_cli,
     pipeline,
+    plan_cli,
     progress,
     provider_classes,
     report_cli,
@@ -407,7 +408,7 @@ def backfill(
 
 # Commands defined beside the code they drive: operations (quarantine review), sizing, and
 # the weekly report with the served schedules.
-for _module in (ops_cli, sizing_cli, report_cli):
+for _module in (ops_cli, sizing_cli, report_cli, plan_cli):
     _module.register(app)
 
 
