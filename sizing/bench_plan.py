@@ -182,16 +182,8 @@ def plan_offer(w: Workload, row: RankRow, position: int = 1) -> OfferPlan:
     fits_node = fit_gpus <= per_node
     if fits_node:
         node_h += start + STEP_BENCH_STEPS * full_step_s / 3600
-    steps.append(pay.step(
-        "one-node step benchmark + NCCL tests", per_node, 1, node_h,
-        (f"NCCL tests {NCCL_TESTS_MINUTES:.0f} min; " if per_node > 1 else "")
-        + (f"start {start * 60:.0f} min + {STEP_BENCH_STEPS} steps of {full_step_s:.1f} s"
-           if fits_node else "the job does not fit on one node: its steps run at the "
-           "multi-node step"),
-        ["step time: mean and variance", "tokens/s and MFU against the estimate"]
-        + (["all-reduce / all-gather / reduce-scatter bus bandwidth inside the node"]
-           if per_node > 1 else []),
-        [] if per_node > 1 else ["one GPU: no collective to test"]))
+    if node_h > 0:  # else one GPU per node that does not hold the job: nothing to run on it
+        steps.append(_one_node_step(pay, per_node, node_h, fits_node, start, full_step_s))
 
     cycle_h = run.write_h * 2  # a restore read at the write rate
     steps.append(pay.step(
@@ -219,6 +211,22 @@ def plan_offer(w: Workload, row: RankRow, position: int = 1) -> OfferPlan:
         ["minutes from the kill to training again", "steps lost",
          "the loss continuing where it stopped"], _spot_notes(row)))
     return _totals(w, row, position, steps, pay)
+
+
+def _one_node_step(pay: _Pricer, per_node: int, node_h: float, fits_node: bool,
+                   start: float, full_step_s: float) -> BenchStep:
+    """NCCL tests inside one node (none on a one-GPU node) and the job's steps when they fit."""
+    return pay.step(
+        "one-node step benchmark + NCCL tests", per_node, 1, node_h,
+        (f"NCCL tests {NCCL_TESTS_MINUTES:.0f} min; " if per_node > 1 else "")
+        + (f"start {start * 60:.0f} min + {STEP_BENCH_STEPS} steps of {full_step_s:.1f} s"
+           if fits_node else "the job does not fit on one node: its steps run at the "
+           "multi-node step"),
+        (["step time: mean and variance", "tokens/s and MFU against the estimate"]
+         if fits_node else [])
+        + (["all-reduce / all-gather / reduce-scatter bus bandwidth inside the node"]
+           if per_node > 1 else []),
+        [] if per_node > 1 else ["one GPU: no collective to test"])
 
 
 def _spot_notes(row: RankRow) -> list[str]:
