@@ -68,17 +68,18 @@ def plan(
 
 
 def _plan_table(p: OfferPlan) -> Table:
-    t = Table(title=f"{p.workload} #{p.rank}: {p.provider} {p.sku} {p.region or ''} "
-                    f"{p.pricing_model}, {p.nodes}x{p.gpus_per_node} {p.gpu_model} at "
-                    f"{p.price_per_hour:,.2f} {p.currency}/h per node")
+    r = p.row
+    t = Table(title=f"{r.workload} #{p.rank}: {r.provider} {r.sku} {r.region or ''} "
+                    f"{r.pricing_model}, {r.nodes}x{r.gpus_per_node} {r.gpu_model} at "
+                    f"{r.price_per_hour:,.2f} {r.currency}/h per node")
     for col in ("step", "GPUs", "nodes", "hours", "billed h", "cost", "duration", "record"):
         t.add_column(col, no_wrap=col in ("step", "cost"))
     for s in p.steps:
         t.add_row(s.step, str(s.gpus), str(s.nodes), f"{s.hours:.2f}", f"{s.billed_hours:.2f}",
-                  _money(s.cost, p.currency), s.duration,
+                  _money(s.cost, r.currency), s.duration,
                   "; ".join(s.record + [f"NB {n}" for n in s.notes]))
-    t.add_row("plan, back to back", "", "", f"{p.hours:.2f}", "", _money(p.cost, p.currency),
-              f"steps billed alone: {_money(p.cost_steps_alone, p.currency)}", "",
+    t.add_row("plan, back to back", "", "", f"{p.hours:.2f}", "", _money(p.cost, r.currency),
+              f"steps billed alone: {_money(p.cost_steps_alone, r.currency)}", "",
               style="bold")
     return t
 

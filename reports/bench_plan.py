@@ -42,7 +42,7 @@ def plan_appendix(workloads: Sequence[Workload], sections: Sequence[dict[str, An
                 continue
             p = plan_offer(w, RankRow(**{k: row[k] for k in _ROW_FIELDS}))
             head = dict(workload=w.name, choice_label=label,
-                        offer=f"{p.provider} {p.sku} {p.region or ''}".strip(),
+                        offer=f"{p.row.provider} {p.row.sku} {p.row.region or ''}".strip(),
                         currency=currency)
             for s in p.steps:
                 rows.append(dict(head, step=s.step, gpus=s.gpus, nodes=s.nodes, hours=s.hours,

@@ -12,7 +12,7 @@ below. Pure Python: the caller hands in ranked rows.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from sizing.cost import billed_hours, plan_run
@@ -68,20 +68,15 @@ class BenchStep:
     notes: list[str] = field(default_factory=list)
 
 
+# What a plan says of its offer: these fields of the ranked row it was made from.
+OFFER_FIELDS = ("workload", "provider", "sku", "region", "pricing_model", "gpu_model",
+                "gpus_per_node", "nodes", "gpus", "currency", "price_per_hour")
+
+
 @dataclass
 class OfferPlan:
-    workload: str
+    row: RankRow  # the ranked offer (price_per_hour is per node)
     rank: int  # 1 = the best offer (cost per successful checkpoint)
-    provider: str
-    sku: str
-    region: str | None
-    pricing_model: str
-    gpu_model: str
-    gpus_per_node: int
-    nodes: int
-    gpus: int
-    currency: str
-    price_per_hour: float  # per node
     billing_increment_s: int | None
     min_billing_s: int | None
     steps: list[BenchStep]
@@ -92,7 +87,10 @@ class OfferPlan:
     notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Flat: the offer's fields, then the plan's."""
+        plan = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "row"}
+        plan["steps"] = [asdict(s) for s in self.steps]
+        return {**{k: getattr(self.row, k) for k in OFFER_FIELDS}, **plan}
 
 
 def _step_s(tokens_per_step: float, per_gpu_tps: float, model_parallel: int) -> float:
@@ -210,7 +208,7 @@ def plan_offer(w: Workload, row: RankRow, position: int = 1) -> OfferPlan:
         f"{PREEMPTION_STEPS} steps",
         ["minutes from the kill to training again", "steps lost",
          "the loss continuing where it stopped"], _spot_notes(row)))
-    return _totals(w, row, position, steps, pay)
+    return _totals(row, position, steps, pay)
 
 
 def _one_node_step(pay: _Pricer, per_node: int, node_h: float, fits_node: bool,
@@ -244,7 +242,7 @@ def _spot_notes(row: RankRow) -> list[str]:
     return out
 
 
-def _totals(w: Workload, row: RankRow, position: int, steps: list[BenchStep],
+def _totals(row: RankRow, position: int, steps: list[BenchStep],
             pay: _Pricer) -> OfferPlan:
     """The plan run back to back: one billing session per node count."""
     by_nodes: dict[int, float] = {}
@@ -260,12 +258,8 @@ def _totals(w: Workload, row: RankRow, position: int, steps: list[BenchStep],
         notes.append(f"{row.provider} bills {_billing_words(pay.inc, pay.min_s)}: run the steps "
                      "back to back in one session")
     return OfferPlan(
-        workload=w.name, rank=position, provider=row.provider, sku=row.sku, region=row.region,
-        pricing_model=row.pricing_model, gpu_model=row.gpu_model,
-        gpus_per_node=row.gpus_per_node, nodes=row.nodes, gpus=row.gpus,
-        currency=row.currency, price_per_hour=row.price_per_hour,
-        billing_increment_s=pay.inc, min_billing_s=pay.min_s, steps=steps,
-        hours=sum(s.hours for s in steps),
+        row=row, rank=position, billing_increment_s=pay.inc, min_billing_s=pay.min_s,
+        steps=steps, hours=sum(s.hours for s in steps),
         billed_hours=sum(billed[n] * n for n in billed),
         cost=sum(billed[n] * n * pay.price for n in billed),
         cost_steps_alone=sum(s.cost for s in steps), notes=notes)

@@ -95,10 +95,10 @@ def test_minimum_billing_makes_short_tests_dear_and_says_so(offers):
     p = bp.plan_offer(w, rows[0])
     for s in p.steps:
         assert s.hours < 24 and s.billed_hours == 24
-        assert s.cost == pytest.approx(24 * p.price_per_hour * s.nodes)
+        assert s.cost == pytest.approx(24 * p.row.price_per_hour * s.nodes)
         assert any("minimum 24 h" in n and "dear" in n for n in s.notes), s.notes
     # back to back on one node: one day billed, not one per step
-    assert p.billed_hours == 24 and p.cost == pytest.approx(24 * p.price_per_hour)
+    assert p.billed_hours == 24 and p.cost == pytest.approx(24 * p.row.price_per_hour)
     assert p.cost_steps_alone == pytest.approx(len(p.steps) * p.cost)
     assert any("one session" in n for n in p.notes)
 
