@@ -21,6 +21,7 @@ from flows import (
     load_steps,
     ops_cli,
     pipeline,
+    plan_cli,
     progress,
     provider_classes,
     report_cli,
@@ -284,7 +285,7 @@ def sql(
 
 # Commands defined beside the code they drive: the archive (import, backfill), operations
 # (quarantine review), sizing, and the weekly report with the served schedules.
-for _module in (archive_cli, ops_cli, sizing_cli, report_cli):
+for _module in (archive_cli, ops_cli, sizing_cli, plan_cli, report_cli):
     _module.register(app)
 
 

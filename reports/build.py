@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from reports import sections
+from reports.bench_plan import plan_appendix
 from reports.tables import Table
 from reports.weeks import iso_week, week_bounds
 from reports.workloads import choices_table, rank_for_report, workload_sections
@@ -43,6 +44,7 @@ class Report:
     max_age_days: int | None = None
     notes: list[str] = field(default_factory=list)
     headline: Table | None = None  # per workload: best firm on-demand, spot, committed offer
+    bench_plan: Table | None = None  # appendix: the tests to run on each headline offer first
 
     def tables(self) -> list[Table]:
         out = [self.headline] if self.headline else []
@@ -53,7 +55,7 @@ class Report:
         out += self.changes
         if self.health:
             out.append(self.health)
-        return out
+        return out + ([self.bench_plan] if self.bench_plan else [])
 
 
 def latest_week(con: duckdb.DuckDBPyConnection) -> str:
@@ -97,4 +99,5 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep.health = sections.health(con, start, end, max_age_days)
     if rep.workloads:
         rep.headline = choices_table(rep.workloads)
+        rep.bench_plan = plan_appendix(workloads, rep.workloads, currency)
     return rep

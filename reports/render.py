@@ -80,6 +80,8 @@ def render_markdown(rep: Report) -> str:
             _md_table(rep.changes[0], TOP_CHANGES)]
     out += [_md_table(t, LIST_LIMIT) for t in rep.changes[1:]]
     out += ["## Data health", "", _md_table(rep.health)]
+    if rep.bench_plan:
+        out += ["## Appendix: Benchmark plan before committing", "", _md_table(rep.bench_plan)]
     return "\n".join(out)
 
 

@@ -165,6 +165,32 @@ def test_w41_headline_gives_firm_spot_and_committed_choices_with_dates(w41):
     assert "assumed: 15%/day" in head
 
 
+def test_appendix_plans_every_recommended_offer(w41):
+    plan = w41.bench_plan
+    assert plan is not None and plan in w41.tables()
+    chosen = {(r["workload"], r["choice_label"], f"{r['provider']} {r['sku']} {r['region'] or ''}"
+               .strip()) for r in w41.headline.rows if r.get("choice")}
+    planned = {(r["workload"], r["choice_label"], r["offer"]) for r in plan.rows}
+    assert planned == chosen and len(chosen) == 3 * len(load_workloads(WORKLOADS))
+    totals = [r for r in plan.rows if r["step"] == "plan, back to back"]
+    assert len(totals) == len(chosen)
+    for r in plan.rows:
+        assert r["hours"] > 0 and r["cost"] > 0 and r["currency"] == "EUR"
+    # a committed choice says its term is bought whole, after the plan
+    committed = [r for r in totals if r["choice_label"].startswith("committed")]
+    assert committed
+    for r in committed:
+        assert "term is bought whole" in r["reason"] or "minimum 24 h" in r["reason"], r
+
+
+def test_appendix_is_in_markdown_and_html(w41):
+    md = render.render_markdown(w41)
+    appendix = md.split("## Appendix: Benchmark plan before committing", 1)[1]
+    assert "simulated preemption and recovery" in appendix and "micro-batch sweep" in appendix
+    html = render.render_html(w41)
+    assert 'id="bench-plan"' in html and 'id="benchmark_plan"' in html
+
+
 def test_health(rep):
     h = {r["provider"]: r for r in rep.health.rows}
     assert h["runpod"]["last_snapshot"] == dt.date(2026, 9, 29)
