@@ -17,6 +17,7 @@ from rich.text import Text
 
 from flows import (
     archive_cli,
+    compare_cli,
     live,
     load_steps,
     ops_cli,
@@ -286,6 +287,7 @@ def sql(
 # (quarantine review), sizing, and the weekly report with the served schedules.
 for _module in (archive_cli, ops_cli, sizing_cli, report_cli):
     _module.register(app)
+compare_cli.register(app)  # rent, reserve or own (flows/compare_cli.py)
 
 
 def main() -> None:
