@@ -72,7 +72,8 @@ def rent_or_own_table(results: list[dict[str, Any]], currency: str) -> Table:
                              else []))})
         for n in res["notes"]:
             rows.append({"demand": res["demand"], "option": "—", "reason": n})
-    return Table("rent_reserve_own", "Rent, reserve or own", COLUMNS, rows, note=(
+    return Table("rent_reserve_own", "Monthly cost of each sustained demand, and where it breaks "
+                 "even with on-demand", COLUMNS, rows, note=(
         f"Monthly cost in {currency} of each sustained demand (sizing/demands.toml) at the "
         "cheapest firm offer of each kind; committed terms are paid for every hour of the term; "
         "owning uses sizing/ownership_defaults.csv (sources and dates in docs/buying.md). "
