@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from reports import sections
+from reports import rent_or_own, sections
 from reports.bench_plan import plan_appendix
 from reports.tables import Table
 from reports.weeks import iso_week, week_bounds
@@ -45,11 +45,13 @@ class Report:
     notes: list[str] = field(default_factory=list)
     headline: Table | None = None  # per workload: best firm on-demand, spot, committed offer
     bench_plan: Table | None = None  # appendix: the tests to run on each headline offer first
+    rent_own: Table | None = None  # rent, reserve or own the sustained demands
 
     def tables(self) -> list[Table]:
         out = [self.headline] if self.headline else []
         for w in self.workloads:
             out += [w["top"], w["per_provider"], w["apart"], w["nofit"]]
+        out += [self.rent_own] if self.rent_own else []
         out += [t for t in (self.gpu_now, self.spread, self.not_firm, self.stale, self.trend,
                             self.history) if t]
         out += self.changes
@@ -91,6 +93,7 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                                              rank_fn or rank_for_report, node_shapes,
                                              max_age_days)
     rep.notes += notes
+    rep.rent_own = rent_or_own.section(con, end, currency, max_age_days)
     rep.gpu_now, rep.spread = sections.gpu_now(con, end, currency, max_age_days)
     rep.not_firm, rep.stale = sections.set_apart(con, end, currency, max_age_days)
     rep.trend, rep.trend_ends = sections.trend(con, end, currency, max_age_days)

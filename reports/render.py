@@ -74,6 +74,8 @@ def render_markdown(rep: Report) -> str:
             out += [f"**{_md_cell(w['name'], 'text')}** — {_md_cell(w['summary'], 'text')}", ""]
             out += [_md_table(w["top"]), _md_table(w["per_provider"]), _md_table(w["apart"]),
                     _md_table(w["nofit"])]
+    if rep.rent_own:
+        out += ["## Rent, reserve or own", "", _md_table(rep.rent_own)]
     out += ["## GPU models", "", _md_table(rep.gpu_now), _md_table(rep.spread),
             _md_table(rep.not_firm), _md_table(rep.stale),
             _md_table(rep.trend), "## Changes this week", "",

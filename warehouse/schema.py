@@ -58,6 +58,7 @@ VIEWS = (
     "marts/offers_priced_as_of",
     "marts/offers_set_apart",
     "marts/gpu_prices_as_of",
+    "marts/gpu_terms_as_of",
     "marts/gpu_provider_lowest",
     "marts/gpu_weekly_lowest",
     "marts/gpu_monthly_lowest",

@@ -1,0 +1,89 @@
+"""The "Rent, reserve or own" section: for each sustained demand of sizing/demands.toml, the
+monthly cost of on-demand, spot, each committed term and owning, with the utilisation above
+which each beats on-demand.
+
+The prices are the warehouse's (gpu_terms_as_of: the cheapest firm, fresh offer of each pricing
+model and term on the day, in the report currency); the arithmetic is sizing.rent_or_own's.
+`gpuprices compare` reads through `compare_demands` too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from reports.tables import Column, Table, view_rows
+from sizing.rent_or_own import (
+    EXAMPLE_DEMANDS,
+    Demand,
+    TermPrice,
+    compare,
+    load_demands,
+    ownership_for,
+)
+
+COLUMNS = [Column("demand", "demand"), Column("option", "option"),
+           Column("source", "cheapest offer"), Column("monthly_cost", "per month", "money"),
+           Column("fixed_monthly", "fixed per month", "money"),
+           Column("break_even_hours_per_week", "cheaper than on-demand above (h/week)", "num"),
+           Column("break_even_pct", "break-even utilisation (%)", "num"),
+           Column("reason", "why")]
+
+
+def term_prices(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
+                max_age_days: int) -> tuple[dict[str, list[TermPrice]], float | None]:
+    """gpu model -> the cheapest firm offer of each pricing model and term on `day`, and the
+    USD -> currency factor of the day (None without a rate) for the ownership figures."""
+    rows = view_rows(con, "SELECT * FROM gpu_terms_as_of(?::DATE, ?, ?)",
+                     day, currency, max_age_days)
+    out: dict[str, list[TermPrice]] = {}
+    for r in rows:
+        out.setdefault(r["gpu_model"], []).append(TermPrice(
+            r["pricing_model"], r["commitment_months"], float(r["lowest"]), r["lowest_at"],
+            r["sku"], r["lowest_snapshot_date"]))
+    usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, day]).fetchone()[0]
+    return out, usd
+
+
+def compare_demands(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
+                    demands: Sequence[Demand], max_age_days: int) -> list[dict[str, Any]]:
+    """sizing.rent_or_own.compare of each demand at the day's prices, in `currency`."""
+    prices, usd = term_prices(con, day, currency, max_age_days)
+    out = []
+    for d in demands:
+        result = compare(d, prices.get(d.gpu_model, []), ownership_for(d.gpu_model, d.own),
+                         usd)
+        out.append({"as_of": str(day), "currency": currency, **result})
+    return out
+
+
+def rent_or_own_table(results: list[dict[str, Any]], currency: str) -> Table:
+    rows = []
+    for res in results:
+        for o in res["options"]:
+            share = o["break_even_utilisation"]
+            rows.append({"demand": res["demand"], **o,
+                         "break_even_pct": None if share is None else share * 100,
+                         "reason": "; ".join(o["notes"] + (
+                             ["cheapest for this demand"] if o["option"] == res["cheapest"]
+                             else []))})
+        for n in res["notes"]:
+            rows.append({"demand": res["demand"], "option": "—", "reason": n})
+    return Table("rent_reserve_own", "Monthly cost of each sustained demand, and where it breaks "
+                 "even with on-demand", COLUMNS, rows, note=(
+        f"Monthly cost in {currency} of each sustained demand (sizing/demands.toml) at the "
+        "cheapest firm offer of each kind; committed terms are paid for every hour of the term; "
+        "owning uses sizing/ownership_defaults.csv (sources and dates in docs/buying.md). "
+        "Break-even: the hours per week above which the option costs less than on-demand "
+        "(— never within 168 h)."))
+
+
+def section(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age_days: int,
+            demands: Sequence[Demand] | None = None) -> Table:
+    """The report's table for `demands` (default: the shipped sizing/demands.toml)."""
+    demands = load_demands(EXAMPLE_DEMANDS) if demands is None else demands
+    return rent_or_own_table(compare_demands(con, end, currency, demands, max_age_days),
+                             currency)
