@@ -17,6 +17,7 @@ from rich.text import Text
 
 from flows import (
     archive_cli,
+    bench_cli,
     live,
     load_steps,
     ops_cli,
@@ -283,8 +284,9 @@ def sql(
 
 
 # Commands defined beside the code they drive: the archive (import, backfill), operations
-# (quarantine review), sizing, and the weekly report with the served schedules.
-for _module in (archive_cli, ops_cli, sizing_cli, report_cli):
+# (quarantine review), sizing, the weekly report with the served schedules, and recording
+# measured benchmark results.
+for _module in (archive_cli, ops_cli, sizing_cli, report_cli, bench_cli):
     _module.register(app)
 
 
