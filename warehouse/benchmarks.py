@@ -192,30 +192,34 @@ def _date(v: Any, errors: list[str]) -> dt.date | None:
     return day
 
 
-def _count(v: Any, errors: list[str]) -> int | None:
+def _parsed(name: str, v: Any, kind: type, what: str, errors: list[str]) -> Any:
+    """`v` as `kind`, None when blank or when it is not one (the error then says so)."""
     if _blank(v):
         return None
     try:
-        n = int(str(v).strip())
+        return kind(str(v).strip())
     except ValueError:
-        errors.append(f"gpus {v!r} is not a whole number")
+        errors.append(f"{name} {v!r} is not {what}")
         return None
-    if n < 1:
+
+
+def _count(v: Any, errors: list[str]) -> int | None:
+    n = _parsed("gpus", v, int, "a whole number", errors)
+    if n is not None and n < 1:
         errors.append(f"gpus {n} is less than 1")
     return n
 
 
 def _number(name: str, v: Any, bounds: tuple[float, float | None], errors: list[str],
             positive: bool = False) -> float | None:
-    if _blank(v):
-        return None
-    try:
-        x = float(str(v).strip())
-    except ValueError:
-        errors.append(f"{name} {v!r} is not a number")
+    """A number within `bounds` (low, high or None), above low when `positive` or when a high
+    bound is given (a fraction: 0 < mfu <= 1)."""
+    x = _parsed(name, v, float, "a number", errors)
+    if x is None:
         return None
     low, high = bounds
-    if not math.isfinite(x) or x < low or (positive and x <= low) or (
+    strict = positive or high is not None
+    if not math.isfinite(x) or x < low or (strict and x <= low) or (
             high is not None and x > high):
         span = f"in ({low:g}, {high:g}]" if high is not None else (
             f"> {low:g}" if positive else f">= {low:g}")
