@@ -17,6 +17,7 @@ from rich.text import Text
 
 from flows import (
     archive_cli,
+    bench_cli,
     compare_cli,
     live,
     load_steps,
@@ -285,9 +286,9 @@ def sql(
 
 
 # Commands defined beside the code they drive: the archive (import, backfill), operations
-# (quarantine review), sizing, the benchmark plan, rent/reserve/own, and the weekly report with
-# the served schedules.
-for _module in (archive_cli, ops_cli, sizing_cli, plan_cli, compare_cli, report_cli):
+# (quarantine review), sizing, the benchmark plan, recording measured benchmark results,
+# rent/reserve/own, and the weekly report with the served schedules.
+for _module in (archive_cli, ops_cli, sizing_cli, plan_cli, bench_cli, compare_cli, report_cli):
     _module.register(app)
 
 

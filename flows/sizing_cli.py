@@ -22,6 +22,7 @@ from rich.table import Table
 from flows.config import max_age_days as config_max_age_days
 from flows.gpu_names import load_known_workloads, unknown_gpu
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from sizing import measured as meas
 from sizing import parallel, switches
 from sizing import trace as trace_engine
 from sizing.compat import check as compat_check
@@ -33,7 +34,7 @@ from sizing.rank_row import RankRow
 from sizing.throughput import efficiency_assumed_note, estimate_throughput
 from sizing.workload import Workload, WorkloadError
 from spiders import registry
-from warehouse import db
+from warehouse import benchmarks, db
 from warehouse.gpus import gpu_models
 
 SIZE_VERDICTS = {
@@ -113,7 +114,7 @@ def size(
     gpu: Annotated[str | None, typer.Option("--gpu", help="Canonical GPU model")] = None,
     gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPU count")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
-    data_dir: DataDir = None,  # size reads no prices; it takes the option as every command does
+    data_dir: DataDir = None,  # no prices: only the measured results (`gpuprices record`)
     engine: Annotated[str, typer.Option(
         "--engine", help="closed-form (default) or trace: also trace one training step on the "
                          "CPU (needs gpuprices[trace])")] = "closed-form",
@@ -129,6 +130,10 @@ def size(
         raise _fail(escape(trace_engine.EXTRA_HINT))
     workloads = _load(workload_file)
     results = [size_one(w, gpu, gpus) for w in workloads]
+    measured = read_measurements(_data_dir(data_dir) / "warehouse.duckdb")
+    for w, r in zip(workloads, results, strict=True):
+        r["measured"] = meas.beside_estimate(measured, r["gpu"], w.name,
+                                             lambda n, w=w, g=r["gpu"]: _estimate_on(w, g, n))
     if engine == "trace":
         for w, r in zip(workloads, results, strict=True):
             r["trace"] = trace_one(w, r)
@@ -156,8 +161,20 @@ def size(
             console.print(f"    {escape(reason)}", highlight=False)
         for note in r["notes"]:
             console.print(f"  - {note}", highlight=False)
+        for m in r["measured"]:
+            console.print(f"  measured on {m['provider']} {m['sku']} ({m['measured_on']}): "
+                          f"{m['tokens_per_s']:,.0f} tokens/s on {m['gpus']} GPU(s); the "
+                          f"estimate {m['estimate_tokens_per_s']:,.0f} is "
+                          f"{m['estimate_error']:+.0%} against it", highlight=False)
         if "trace" in r:
             _print_trace(r)
+
+
+def _estimate_on(w: Workload, gpu: str, n: int) -> float:
+    """The estimated tokens/s of `w` on `n` GPUs of `gpu` in 8-GPU nodes, as size_one."""
+    per_node = min(n, GPUS_PER_NODE)
+    return estimate_throughput(w, gpu_models()[gpu], per_node, math.ceil(n / per_node)
+                               ).tokens_per_s
 
 
 def trace_one(w: Workload, r: dict[str, Any]) -> dict[str, Any]:
@@ -217,6 +234,18 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
     finally:
         con.close()
     return date, offers, usd
+
+
+def read_measurements(db_path: Path) -> list[dict[str, Any]]:
+    """The recorded benchmark results (measured_throughput; `gpuprices record`), none when
+    there is no warehouse yet."""
+    if not db_path.exists():
+        return []
+    con = db.connect(db_path, read_only=True)
+    try:
+        return benchmarks.measured(con)
+    finally:
+        con.close()
 
 
 def _money(x: float, cur: str) -> str:
@@ -283,10 +312,19 @@ def _verdict(r: RankRow) -> str:
     return f"{r.verdict} (tight)" if r.fit_verdict == "tight" else r.verdict
 
 
+def speed(r: RankRow) -> str:
+    """tokens/s the row's hours follow: the measured figure beside the estimate where
+    `gpuprices record` holds one (sizing/measured.py), else the estimate."""
+    if r.measured_tokens_per_s is None:
+        return f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—"
+    return (f"measured {r.measured_tokens_per_s:,.0f} (estimate {r.estimated_tokens_per_s:,.0f},"
+            f" {r.estimate_error:+.0%})")
+
+
 def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool = True) -> Table:
     t = Table(title=title)
     for col in ("#" if numbered else "choice", "offer", "snapshot (age)", "GPUs",
-                "price/h per node", "hours", "to finish", "per successful ckpt",
+                "price/h per node", "tokens/s", "hours", "to finish", "per successful ckpt",
                 "marginal ckpt", "exp. preemptions", "verdict", "why"):
         t.add_column(col)
     for i, r in enumerate(rows, 1):
@@ -294,7 +332,7 @@ def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool =
         t.add_row(str(i) if numbered else CHOICE_LABELS.get(r.choice or "", ""),
                   f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}", _age(r),
                   f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}{used}",
-                  _money(r.price_per_hour, currency),
+                  _money(r.price_per_hour, currency), speed(r),
                   f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
                   _money(r.cost_to_finish, currency), _money(r.cost_per_checkpoint, currency),
                   _money(r.marginal_checkpoint_cost, currency),
@@ -363,11 +401,12 @@ def rank(
     currency = _currency_option(currency)
     day = _date_option(date)
     workloads = _load(workload_file)
-    day, offers, usd_factor = _offers_or_exit(_data_dir(data_dir) / "warehouse.duckdb", day,
-                                              currency, max_age_days)
+    db_path = _data_dir(data_dir) / "warehouse.duckdb"
+    day, offers, usd_factor = _offers_or_exit(db_path, day, currency, max_age_days)
     missing = _fx_missing(offers, usd_factor)
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
-                         top=top, node_shapes=registry.node_shapes())
+                         top=top, node_shapes=registry.node_shapes(),
+                         measurements=read_measurements(db_path))
     if missing:
         (err if as_json else console).print(
             f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: offers priced "

@@ -20,6 +20,7 @@ from reports.tables import Column, Table, provider_supply, view_rows
 from sizing import parallel
 from sizing.rank import rank as sizing_rank
 from sizing.workload import Workload
+from warehouse import benchmarks
 
 TOP_OFFERS = 10
 
@@ -81,12 +82,15 @@ NOFIT_COLS = [
 
 def rank_for_report(workloads: Sequence[Workload], offers: list[dict[str, Any]], currency: str,
                     usd_to_currency: float | None,
-                    node_shapes: Mapping[str, Sequence[int]] | None = None
+                    node_shapes: Mapping[str, Sequence[int]] | None = None,
+                    measurements: Sequence[Mapping[str, Any]] | None = None
                     ) -> dict[str, list[dict[str, Any]]]:
     """{workload: rows best first} with RankRow fields. The one place the report calls the
-    sizing engine: adapt here if sizing.rank's API changes."""
+    sizing engine: adapt here if sizing.rank's API changes. `measurements`: the recorded
+    benchmark results (measured_throughput), used over the estimate."""
     ranked = sizing_rank(list(workloads), offers, currency=currency,
-                         usd_to_currency=usd_to_currency, node_shapes=node_shapes)
+                         usd_to_currency=usd_to_currency, node_shapes=node_shapes,
+                         measurements=measurements)
     # Shallow: dataclasses.asdict deep-copies every row's inputs, the slowest part of a report.
     return {name: [{f.name: getattr(r, f.name) for f in fields(r)} for r in rows]
             for name, rows in ranked.items()}
@@ -136,7 +140,8 @@ def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: st
                      "their snapshot date and are not ranked.")
     usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, end]).fetchone()[0]
     reps = group_offers(priced)
-    ranked = rank_fn(workloads, reps, currency, usd, node_shapes) if reps and workloads else {}
+    ranked = rank_fn(workloads, reps, currency, usd, node_shapes,
+                     measurements=benchmarks.measured(con)) if reps and workloads else {}
     lookup = {(r["provider"], r["sku"], r.get("region"), r["pricing_model"],
                r["gpu_model"]): r for r in reps}
     supply = provider_supply(con)
@@ -188,10 +193,14 @@ def _planned_layout(w: Workload) -> str:
 
 
 def _speed(row: dict[str, Any]) -> str:
-    """tokens/s of the whole job, marked when the GPU class's efficiency is assumed."""
+    """tokens/s of the whole job, marked when the GPU class's efficiency is assumed; a measured
+    figure with the estimate and its error beside it."""
     tps = row.get("tokens_per_s") or 0
     if not tps:
         return ""
+    if row.get("measured_tokens_per_s") is not None:  # `gpuprices record`: sizing/measured.py
+        return (f"{tps:,.0f} measured (estimate {row['estimated_tokens_per_s']:,.0f}, "
+                f"{row['estimate_error']:+.0%})")
     return f"{tps:,.0f}{' ' + ASSUMED_MARK if row.get('efficiency_assumed') else ''}"
 
 

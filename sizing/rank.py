@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sizing import compat, fit
+from sizing import measured as meas
 from sizing import network as net
 from sizing import offer_row as orow
 from sizing import reasons as why
@@ -76,8 +77,10 @@ def _per_node(wi: int, w: Workload, gpu: str, provider: str, count: int, cap: fl
 class _Cache:
     """Memory and throughput depend on (workload, gpu, layout), not on the offer's price."""
 
-    def __init__(self, shapes: dict[str, tuple[int, ...]]) -> None:
+    def __init__(self, shapes: dict[str, tuple[int, ...]],
+                 measurements: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.node_shapes = shapes
+        self.measured = meas.index(measurements)
         self.mem: dict[tuple, MemoryEstimate] = {}
         self.tput: dict[tuple, Throughput] = {}
         self.plans: dict[tuple, RunPlan] = {}
@@ -116,6 +119,22 @@ class _Cache:
                                                  offer_interconnect=interconnect)
         return self.tput[key]
 
+    def speed(self, wi: int, w: Workload, gpu: str, provider: str, used: int, nodes: int,
+              interconnect: str | None, network: net.OfferNetwork
+              ) -> tuple[Throughput, float, meas.Applied | None]:
+        """The estimate, the tokens/s the costs follow (a recorded measurement for this
+        provider, GPU and workload over the estimate: sizing/measured.py) and the measurement."""
+        tp = self.throughput(wi, w, gpu, used, nodes, interconnect,
+                             net.internode_gbs(network, used))
+        m = self.measured.get((provider, gpu, w.name))
+        if m is None or tp.tokens_per_s <= 0:
+            return tp, tp.tokens_per_s, None
+        m_used, m_nodes = meas.measured_layout(int(m["gpus"]), used)
+        at = self.throughput(wi, w, gpu, m_used, m_nodes, interconnect,
+                             net.internode_gbs(network, m_used)).tokens_per_s
+        applied = meas.apply(m, tp.tokens_per_s, at)
+        return tp, applied.tokens_per_s, applied
+
 
 def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
             cache: _Cache) -> tuple[int, int, MemoryEstimate]:
@@ -143,7 +162,8 @@ def _layout(wi: int, w: Workload, gpu: str, per_node: int, cap: float,
 
 def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
          usd_to_currency: float | None = None, top: int | None = None,
-         node_shapes: Mapping[str, Sequence[int]] | None = None) -> dict[str, list[RankRow]]:
+         node_shapes: Mapping[str, Sequence[int]] | None = None,
+         measurements: Sequence[Mapping[str, Any]] | None = None) -> dict[str, list[RankRow]]:
     """{workload name: rows sorted best first}. Firm, fresh, fitting offers come first, by cost
     per successful checkpoint; then stale and not firm prices (listed apart, never chosen);
     then the ones that do not fit or cannot be priced, with why. The best `ok` row of each
@@ -152,6 +172,9 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     `offers` are priced in `currency`; `usd_to_currency` turns the USD cost constants into it
     (1 for USD; None when there is no rate: nothing can be priced). `node_shapes` maps a provider
     that quotes one GPU's price to the GPUs per node it sells (none when not given).
+    `measurements`: measured_throughput rows (`gpuprices record`); where one exists for an
+    offer's provider, GPU and workload its tokens/s is used over the estimate, and the row shows
+    both (sizing/measured.py).
 
     Two passes for speed: every offer gets its cost per successful checkpoint from cached
     memory, throughput and run plan (a few multiplications); only the `top` rows and the
@@ -159,7 +182,7 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     records = orow.records(offers)
     known = gpu_models()
     usd_factor = 1.0 if currency == "USD" else usd_to_currency
-    cache = _Cache(_shapes(node_shapes))
+    cache = _Cache(_shapes(node_shapes), measurements)
     band_cache: dict[str, float] = {}
     out: dict[str, list[RankRow]] = {}
     for wi, w in enumerate(workloads):
@@ -223,13 +246,16 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
         return (2, math.inf, headroom, tight)
     ic = o.get("interconnect")
     ic = ic if isinstance(ic, str) and nodes > 1 else None
-    fabric = net.internode_gbs(net.of_offer(o), used) if nodes > 1 else None
-    pkey = (wi, gpu, per_node, ic, fabric)
+    network = net.of_offer(o)
+    fabric = net.internode_gbs(network, used) if nodes > 1 else None
+    provider = str(o.get("provider") or "")
+    pkey = (wi, gpu, per_node, ic, fabric,
+            provider if (provider, gpu, w.name) in cache.measured else None)
     plan = cache.quick_plans.get(pkey, False)
     if plan is False:
-        tp = cache.throughput(wi, w, gpu, used, nodes, ic, fabric)
-        plan = cache.quick_plans[pkey] = (cache.plan(wi, w, tp.tokens_per_s, usd_factor)
-                                          if tp.tokens_per_s > 0 else None)
+        tps = cache.speed(wi, w, gpu, provider, used, nodes, ic, network)[1]
+        plan = cache.quick_plans[pkey] = (cache.plan(wi, w, tps, usd_factor)
+                                          if tps > 0 else None)
     if plan is None:
         return (2, math.inf, headroom, tight)
     lam = 0.0
@@ -338,18 +364,18 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                          "date", "no_fx", **common)
     ic = o.get("interconnect")
     network = net.of_offer(o)
-    tp = cache.throughput(wi, w, gpu, used, nodes, ic if isinstance(ic, str) else None,
-                          net.internode_gbs(network, used))
-    if tp.tokens_per_s <= 0:
+    tp, tps, measured = cache.speed(wi, w, gpu, base["provider"], used, nodes,
+                                    ic if isinstance(ic, str) else None, network)
+    if tps <= 0:
         return _rejected(base, count, price, f"{gpu}: no dense BF16 peak in gpus.csv, time "
                          "unknown", "no_speed", **common)
     cost = estimate_cost(
-        w, price_per_hour=price, nodes=nodes, tokens_per_s=tp.tokens_per_s,
+        w, price_per_hour=price, nodes=nodes, tokens_per_s=tps,
         pricing_model=base["pricing_model"],
         billing_increment_s=orow.int_or_none(o.get("billing_increment_s")),
         min_billing_s=orow.int_or_none(o.get("min_billing_s")), extra=orow.extra(o.get("extra")),
         currency=currency, usd_to_currency=usd_factor,
-        plan=cache.plan(wi, w, tp.tokens_per_s, usd_factor),
+        plan=cache.plan(wi, w, tps, usd_factor),
         commitment_months=base["commitment_months"])
     if not math.isfinite(cost.cost_to_finish):
         return _rejected(base, count, price, why.never_finishes(cost, nodes), "never_finishes",
@@ -360,7 +386,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     fabric_note = net.spans_nodes_reason(network, nodes, tp.link_gbs, tp.scaling_efficiency)
     if fabric_note:
         reasons.append(fabric_note)
-    if tp.efficiency_assumed:
+    if measured:
+        reasons.insert(1, measured.reason())
+    elif tp.efficiency_assumed:
         reasons.append(efficiency_assumed_note(tp))
     reasons[:0] = [f"caveat: {r}" for r in runs.reasons]  # ranked, and flagged first
     verdict = "ok"
@@ -372,7 +400,11 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         reasons.insert(0, why.stale(o))
         verdict = "stale"
     return RankRow(**base, **common, fits=True, compat=runs.verdict,
-                   tokens_per_s=round(tp.tokens_per_s, 1),
+                   tokens_per_s=round(tps, 1),
+                   estimated_tokens_per_s=round(tp.tokens_per_s, 1),
+                   measured_tokens_per_s=round(tps, 1) if measured else None,
+                   estimate_error=round(measured.estimate_error, 4) if measured else None,
+                   measured=measured.as_dict() if measured else None,
                    hours=cost.wall_hours, price_per_hour=price,
                    cost_first_checkpoint=cost.cost_first_checkpoint,
                    cost_per_checkpoint=cost.cost_per_checkpoint,
@@ -380,5 +412,5 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                    marginal_checkpoint_cost=cost.marginal_checkpoint_cost,
                    expected_preemptions=cost.expected_preemptions,
                    verdict=verdict, reason="; ".join(reasons), reasons=reasons,
-                   efficiency_assumed=tp.efficiency_assumed,
+                   efficiency_assumed=tp.efficiency_assumed and not measured,
                    inputs=_row_inputs(cost, tp, mem, quoted, o))

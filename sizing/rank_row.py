@@ -46,6 +46,12 @@ class RankRow:
     compat: str = "compatible"  # sizing/compat.py: compatible, caveat (ranked) or incompatible
     fit_verdict: str | None = None  # fits, tight or no (sizing/fit.py); None: not sized
     network: str = "network unknown"  # the offer's network (staging/offer_network, net_label)
+    # tokens_per_s is the measured figure where `gpuprices record` holds one for the offer's
+    # provider, GPU and workload (sizing/measured.py); the estimate is always kept beside it.
+    estimated_tokens_per_s: float | None = None
+    measured_tokens_per_s: float | None = None  # at this row's layout
+    estimate_error: float | None = None  # estimate / measured - 1 on the measured layout
+    measured: dict[str, Any] | None = None  # the measured_throughput row applied
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 

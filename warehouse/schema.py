@@ -66,6 +66,7 @@ VIEWS = (
     "marts/offer_turnover",
     "marts/announced_prices",
     "marts/provider_health",
+    "marts/measured_throughput",
 )
 
 

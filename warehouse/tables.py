@@ -209,6 +209,32 @@ TABLES = {
     """,
     # The (provider, snapshot_date) pairs that hold offers: numbered at query time (a few
     # thousand rows), so a snapshot loaded in the middle of history renumbers nothing stored.
+    # Measured results of benchmark runs on rented offers (`gpuprices record`, loaded by
+    # warehouse/benchmarks.py, one row per BENCHMARK_KEY: recording a row again replaces it).
+    # step_time_cv: the step time's standard deviation / mean; allreduce_busbw_gbs: nccl-tests'
+    # all_reduce_perf bus bandwidth in GB/s; cost: what the run cost, in `currency`.
+    "benchmarks": """
+    CREATE TABLE IF NOT EXISTS benchmarks (
+        provider VARCHAR NOT NULL,
+        sku VARCHAR NOT NULL,
+        date DATE NOT NULL,
+        workload VARCHAR NOT NULL,
+        gpu_model VARCHAR NOT NULL,
+        gpus INTEGER NOT NULL CHECK (gpus >= 1),
+        tokens_per_s DOUBLE NOT NULL CHECK (tokens_per_s > 0),
+        mfu DOUBLE,
+        step_time_cv DOUBLE,
+        allreduce_busbw_gbs DOUBLE,
+        checkpoint_write_s DOUBLE,
+        checkpoint_restore_s DOUBLE,
+        recovery_min DOUBLE,
+        cost DOUBLE,
+        currency VARCHAR,
+        notes VARCHAR,
+        source VARCHAR,
+        recorded_at TIMESTAMPTZ NOT NULL
+    )
+    """,
     "snapshot_dates": """
     CREATE TABLE IF NOT EXISTS snapshot_dates (
         provider VARCHAR NOT NULL,
