@@ -34,6 +34,8 @@ def fmt(value: Any, kind: str, currency: str = "") -> str:
         return "—"
     if kind == "money":
         v = float(value)
+        if v == 0:  # nothing to pay (no fixed cost): "0", not a price to four places
+            return "0"
         return f"{v:,.4f}" if abs(v) < 10 else f"{v:,.2f}"
     if kind == "pct":
         return f"{float(value):+.1f}%"
