@@ -36,8 +36,8 @@ def fit(w: Workload, mem: MemoryEstimate, capacity_gb: float, tp: Throughput, no
                             mem.margin_measured)]
     if tp.scaling_efficiency < POOR_SCALING:
         where = f" ({nodes} nodes)" if nodes > 1 else ""
-        reasons.append(f"{tp.link} across {n} GPUs{where}: scaling "
-                       f"{tp.scaling_efficiency:.0%}")
+        reasons.append(f"{tp.link} across {n} GPUs{where} over {tp.link_gbs:.3g} GB/s per GPU: "
+                       f"scaling {tp.scaling_efficiency:.0%}")
     elif nodes > 1:
         reasons.append(f"{nodes} nodes over {tp.link_gbs:.3g} GB/s per GPU")
     return reasons

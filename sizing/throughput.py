@@ -180,9 +180,9 @@ def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
 
 
 def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
-    """Bytes each GPU sends per optimizer step in the data-parallel collectives over `gpus`
-    replicas (ring collectives: (n-1)/n of the buffer); `share` is the part of the model a GPU
-    holds under tensor / pipeline parallelism (sizing/parallel.py)."""
+    """Bytes each GPU sends per optimizer step (all its micro-batches) in the data-parallel
+    collectives over `gpus` replicas (ring collectives: (n-1)/n of the buffer); `share` is the
+    part of the model a GPU holds under tensor / pipeline parallelism (sizing/parallel.py)."""
     if gpus <= 1:
         return 0.0
     frac = (gpus - 1) / gpus * share
@@ -191,7 +191,13 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
         return 2 * frac * grad_bytes  # all-reduce of adapter gradients
     p16 = w.arch.params * 2.0
     if w.sharding in ("zero3", "fsdp"):
-        return 3 * frac * p16  # all-gather fwd + all-gather bwd + reduce-scatter grads
+        # Every micro-batch all-gathers the parameters for its forward and again for its
+        # backward (they are freed in between: that is the sharding) and reduce-scatters its
+        # gradients: PyTorch FSDP docs ("all-gathers parameters before forward and backward
+        # computation ... reduce-scatter gradients after backward"; only `no_sync()` skips the
+        # reduce-scatter, at the memory cost of unsharded gradients); DeepSpeed ZeRO-3 gathers
+        # and partitions per micro-step the same way. So gradient accumulation multiplies it.
+        return 3 * frac * p16 * max(1, w.grad_accum)
     return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
 
 
