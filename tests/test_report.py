@@ -404,3 +404,17 @@ def test_multi_node_choices_name_their_fabric(w41):
         fast = any(f in r["network"] for f in ("InfiniBand", "RoCE", "EFA", "GPUDirect"))
         warned = any("no fast fabric" in x or "publishes no fabric" in x for x in r["reasons"])
         assert fast != warned, r
+
+
+def test_w41_a_committed_pick_dearer_than_on_demand_says_so_first(w41):
+    rows = {(r["workload"], r["choice"]): r for r in w41.headline.rows}
+    for (name, choice), r in rows.items():
+        if choice != "committed":
+            continue
+        ratio = r["cost_to_finish"] / rows[(name, "on_demand")]["cost_to_finish"]
+        says = r["reason"].startswith(f"x{ratio:,.1f} the on-demand pick's cost to finish")
+        assert says == (ratio > 1), (name, ratio, r["reason"][:80])
+    # the 1-GPU QLoRA's best commitment is GCP's 24-hour-minimum reserved node: hundreds of times
+    # the on-demand cost of a 2-hour run
+    small = rows[("qlora-llama3.1-8b-15M", "committed")]
+    assert small["reason"].startswith("x") and "does not pay for it" in small["reason"]
