@@ -511,3 +511,69 @@ def test_pipeline_attaches_the_days_advisor_band_to_spot_offers(tmp_path):
     assert parsed.errors == [] and parsed.captures == 1  # the advisor is not a price document
     p4d = by_sku(parsed.offers, "p4d.24xlarge", "us-east-1", "spot")
     assert p4d.extra["interruption_band"] == "10-15%"
+
+
+def _reference_offers(body: bytes, url: str) -> tuple[list, Counter]:
+    """The offers of an offer file by the plain path: the whole file decoded with json.loads,
+    every product handed to the same Collector (no raw-byte pre-filter, no structural scan)."""
+    from spiders.providers.aws.offer_file import Collector
+
+    data = json.loads(body)
+    stats = Counter()
+    col = Collector(meta(url), stats)
+    col.publication_date, col.version = data.get("publicationDate"), data.get("version")
+    for sku, product in data["products"].items():
+        col.add_product(sku, product)
+    handlers = {"OnDemand": col.on_demand, "Reserved": col.reserved}
+    offers = [o for name, section in data["terms"].items() for sku, terms in section.items()
+              for o in handlers[name](sku, terms)]
+    stats["gpu_products"] = col.gpu_products_seen
+    return offers, stats
+
+
+@pytest.mark.parametrize("path,region,n", [(P4D, "us-east-1", 1), (USE2, "us-east-2", 0)])
+@pytest.mark.parametrize("indent", [None, 1, 2])
+def test_offer_file_scan_gives_the_offers_of_a_full_decode(path, region, n, indent):
+    """The real slices as captured, compact, and re-indented: the streaming parser (products
+    pre-filtered on their raw bytes, then scanned) gives exactly the offers and skip counts of a
+    full decode (us-east-2's one GPU product is the Windows BYOL p3, skipped for its OS)."""
+    body = path.read_bytes() if indent == 2 else json.dumps(
+        json.loads(path.read_bytes()), indent=indent).encode()
+    url = OFFER_URL.format(region)
+    expected, expected_stats = _reference_offers(body, url)
+    stats = Counter()
+    got = list(iter_offer_file(body, meta(url), stats))
+    assert got == expected and len(got) == n
+    assert {k: v for k, v in stats.items() if k.startswith("skipped_") or k == "gpu_products"} \
+        == expected_stats and stats["gpu_products"] >= 1
+
+
+def test_raw_gpu_prefilter_never_drops_a_gpu_product():
+    """may_be_gpu on each real product's bytes (as captured and compact) agrees with the decoded
+    test wherever the decoded test says GPU; a GPU type without a "gpu" attribute, and a "gpu"
+    attribute on an unknown type, are both kept."""
+    from spiders.providers.aws.offer_file import _gpu_product, may_be_gpu
+
+    products = {}
+    for path in (P4D, USE2, CNW1):
+        products.update(json.loads(path.read_bytes())["products"])
+    p4d = json.loads(json.dumps(products["H7NGEAC6UEHNTKSJ"]))
+    p4d["attributes"].pop("gpu")
+    products["NOGPUATTR"] = p4d
+    other = json.loads(json.dumps(products["H7NGEAC6UEHNTKSJ"]))
+    other["attributes"]["instanceType"] = "p9x.24xlarge"
+    products["UNKNOWNFAM"] = other
+    assert sum(_gpu_product(p["attributes"]) for p in products.values()) >= 4
+    for product in products.values():
+        for raw in (json.dumps(product).encode(), json.dumps(product, indent=2).encode()):
+            if _gpu_product(product["attributes"]):
+                assert may_be_gpu(raw, 0, len(raw), b"")
+    cpu = json.dumps(products["8D49XP354UEYTHGM"]).encode()  # the real m5.large
+    assert not may_be_gpu(cpu, 0, len(cpu), b"")
+
+
+def test_offer_file_cut_inside_products_raises():
+    body = P4D.read_bytes()
+    cut = body.index(b'"productFamily"', body.index(b'"products"'))
+    with pytest.raises(ParseError, match="truncated"):
+        parse(body[:cut], meta(OFFER_URL.format("us-east-1")))

@@ -5,9 +5,10 @@ attribute subset; the terms are streamed and matched against them. Products come
 the file, which is what makes one pass enough.
 
 One pass over the bytes, cut at the `"terms"`, `"OnDemand"` and `"Reserved"` keys
-(offer_stream.py). The products piece is read by ijson's `kvitems` (C backend `yajl2_c` when
-available, through its fast file interface): every product is validated, GPU ones are kept. The
-terms are scanned structurally and only kept GPU SKUs' entries are decoded (offer_stream.py).
+(offer_stream.py). Products and terms alike are scanned structurally (offer_stream.py): only
+the product entries whose raw bytes may be a GPU instance (`may_be_gpu`: an `instanceType` of
+instances.csv, or a `"gpu"` attribute other than "0") are decoded, and of the terms only the
+entries of kept GPU SKUs. Most of a region's products are CPU-only instances, never decoded.
 The CSV variant of the file is read by offer_csv.py into the same `Collector`.
 
 Default offer (others skipped, counted in `stats`): Linux, tenancy Shared, preInstalledSw NA,
@@ -23,18 +24,17 @@ import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Iterator
+from functools import cache
 from typing import IO, Any
-
-import ijson
 
 from spiders.parsers import ParseError
 from spiders.providers.aws.offer_stream import (
-    CHUNK,
     TERM_KEYS,
     TERMS_KEY,
-    Piece,
+    Section,
     Stream,
-    scan_terms,
+    scan_entries,
+    terms_section,
 )
 from spiders.providers.aws.tables import (
     LOCATION_TO_REGION,
@@ -106,6 +106,37 @@ def _gpu_product(attrs: dict[str, Any]) -> bool:
         return True
     gpus = number(attrs.get("gpu"))
     return bool(gpus and gpus > 0)
+
+
+_INSTANCE_TYPE = re.compile(rb'"instanceType"[ \t\r\n]*:[ \t\r\n]*"([^"\\]*)"')
+_GPU_ZERO = re.compile(rb'"gpu"[ \t\r\n]*:[ \t\r\n]*"0"')
+
+
+@cache
+def _gpu_type(itype: bytes) -> bool:
+    return is_gpu_type(itype.decode("utf-8", "replace"))
+
+
+def may_be_gpu(buf: bytes, lo: int, hi: int, key: bytes) -> bool:
+    """Whether the raw product entry buf[lo:hi] may be a GPU product (`_gpu_product` decides on
+    the decoded entry): never False for one that is. Its `instanceType` is a GPU type, or it has
+    a `"gpu"` attribute other than "0", or either is written in a way this quick look does not
+    read (an escape, a non-string value)."""
+    g = buf.find(b'"gpu"', lo, hi)
+    if g >= 0 and not _GPU_ZERO.match(buf, g):
+        return True
+    i = buf.find(b'"instanceType"', lo, hi)
+    if i < 0:
+        return False  # no instance type: not an instance product
+    m = _INSTANCE_TYPE.match(buf, i, hi)
+    if m is None:
+        return True
+    return _gpu_type(m.group(1))
+
+
+def _is_product(sku: str, value: Any) -> bool:
+    return isinstance(value, dict) and value.get("sku", sku) == sku and isinstance(
+        value.get("attributes", {}), dict)
 
 
 class Collector:
@@ -284,22 +315,14 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
     m = _VERSION.search(head)
     col.version = m.group(1).decode() if m else None
 
-    def products(piece: Piece) -> None:
-        prefix = "products"
-        try:
-            for key, value in ijson.kvitems(piece, prefix, buf_size=CHUNK):
-                col.add_product(key, value)
-        except ijson.IncompleteJSONError as exc:
-            # A piece that stops at a marker ends in a premature EOF by design.
-            if stream.marker is None or "premature EOF" not in str(exc):
-                raise ParseError(meta.provider, meta.url,
-                                 f"offer file truncated or malformed in {prefix} ({exc})"
-                                 ) from exc
-        except ijson.JSONError as exc:
-            raise ParseError(meta.provider, meta.url,
-                             f"offer file malformed in {prefix} ({exc})") from exc
+    def add_product(sku: str, product: Any) -> tuple[()]:
+        col.add_product(sku, product)
+        return ()
 
-    products(Piece(stream, (TERMS_KEY,)))
+    products = Section("products", (TERMS_KEY,), may_be_gpu, _is_product, add_product,
+                       "a product")
+    for _ in scan_entries(stream, meta, products):
+        pass
     if stream.marker is None:
         raise ParseError(meta.provider, meta.url, "offer file has no terms (truncated?)")
     stream.consume_marker()
@@ -310,7 +333,7 @@ def iter_offer_file(fileobj: IO[bytes] | bytes, meta: CaptureMeta,
     while stream.marker is not None:
         name = stream.consume_marker().strip(b'"').decode()
         term_sections += 1
-        yield from scan_terms(stream, meta, name, col.products, handlers[name])
+        yield from scan_entries(stream, meta, terms_section(name, col.products, handlers[name]))
     if term_sections == 0:
         raise ParseError(meta.provider, meta.url,
                          "offer file has no OnDemand/Reserved terms (truncated?)")

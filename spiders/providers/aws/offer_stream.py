@@ -2,20 +2,20 @@
 offers).
 
 The file is cut at the byte positions of its `"terms"`, `"OnDemand"` and `"Reserved"` keys (found
-with `bytes.find`, which is cheap): `Stream` hands out the pieces between them, and `Piece` is a
-file-like view of one for ijson's fast file interface (the products). The terms pieces, most of a
-file's bytes, are walked by `scan_terms`, a structural scan that finds each SKU entry
-(`"<SKU>" : {` after `{` or `,`) and decodes only the entries of kept GPU SKUs with `json.loads`;
-building every other SKU's terms as objects was half the time. The scan is checked: a decoded
-entry must hold "<sku>.<term code>" keys, and the last entry of each section is always decoded
-and must be followed by the section's closing brace, so a file cut anywhere is refused.
+with `bytes.find`, which is cheap): `Stream` hands out the pieces between them. Every piece (the
+products, then each terms section) is walked by `scan_entries`, a structural scan that finds each
+SKU entry (`"<SKU>" : {` after `{` or `,`) and decodes with `json.loads` only the entries its
+`Section` wants, judged on the raw bytes: the products that may be GPU instances, the terms of
+kept GPU SKUs. Building every other entry as objects was most of the time. The scan is checked:
+a decoded entry must have its section's shape, and the last entry of each section is always
+decoded and must be followed by the section's closing brace, so a file cut anywhere is refused.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from spiders.parsers import ParseError
@@ -110,23 +110,6 @@ class Stream:
         return key
 
 
-class Piece:
-    """A file-like view of one piece of the stream, for ijson's fast file interface."""
-
-    def __init__(self, stream: Stream, keys: tuple[bytes, ...], opening: bytes = b"") -> None:
-        self.stream = stream
-        self.keys = keys
-        self.opening = opening
-
-    def read(self, size: int = -1) -> bytes:
-        if size == 0:  # ijson probes the type of what read() returns with read(0)
-            return b""
-        if self.opening:
-            out, self.opening = self.opening, b""
-            return out
-        return self.stream.read_until(self.keys)
-
-
 _WS = frozenset(b" \t\r\n")
 _SKU_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _DECODER = json.JSONDecoder()
@@ -161,19 +144,42 @@ def _entry_key(buf: bytes, i: int) -> int:
     return q if k >= 0 and buf[k] in b"{," else -1
 
 
-def scan_terms(stream: Stream, meta: CaptureMeta, name: str, keep: dict[str, Any],
-                handle) -> Iterator[Offer]:
-    """The SKU entries of one terms section, read from the stream up to the next marker.
+class Section:
+    """What scan_entries needs to know of one section: where it is (for errors), the markers
+    that end it, which entries to decode (`wants(buf, lo, hi, key)`, on the raw bytes), how a
+    decoded entry is checked, and what receives it (`handle(sku, value)`, yielding offers)."""
 
-    Only entries of kept (default GPU) SKUs are decoded; the others are stepped over by a
-    structural scan, which is what makes the terms (most of a file's bytes) cheap. Entries are
+    def __init__(self, where: str, stops: tuple[bytes, ...], wants: Callable[..., bool],
+                 check: Callable[[str, Any], bool], handle: Callable[..., Iterable[Offer]],
+                 shape: str) -> None:
+        self.where, self.stops, self.wants, self.check = where, stops, wants, check
+        self.handle, self.shape = handle, shape
+
+
+def terms_section(name: str, keep: dict[str, Any], handle) -> Section:
+    """A terms section: only the entries of kept (default GPU) SKUs are decoded, and each must
+    hold "<sku>.<term code>" keys."""
+    return Section(f"terms.{name}", TERM_KEYS, lambda buf, lo, hi, key: key.decode() in keep,
+                   _is_terms, handle, "a set of terms")
+
+
+def _is_terms(sku: str, value: Any) -> bool:
+    return isinstance(value, dict) and all(k.startswith(sku + ".") for k in value)
+
+
+def scan_entries(stream: Stream, meta: CaptureMeta, sec: Section) -> Iterator[Offer]:
+    """The SKU entries of one section (the products, or one terms section), read from the
+    stream up to the next marker of `sec.stops`.
+
+    Only the entries `sec.wants` are decoded; the others are stepped over by a
+    structural scan, which is what makes a file's bytes cheap. Entries are
     found by checking every `{` (`_entry_key`); once the first entry shows the file is
     pretty-printed (AWS's files are), the next ones are found by its key line's indentation
     (`\\n<indent>"`), each candidate still checked by `_entry_key`, and each entry stepped over
     must hold exactly one closing line at that indentation (`\\n<indent>}`) as its last line, else
     that stretch is searched `{` by `{` (as the section's last stretch always is). The last entry
     of the section is always decoded and must be followed by the section's closing brace, so a
-    file cut anywhere in its terms is refused.
+    file cut anywhere in its products or terms is refused.
 
     One function, longer than most, because its loops share the scan's state (the buffer, the
     resume position, the open entry and the layout anchor) and run once per byte range of a
@@ -199,7 +205,7 @@ def scan_terms(stream: Stream, meta: CaptureMeta, name: str, keep: dict[str, Any
         return buf[q + 1:buf.index(b'"', q + 1)]
 
     while True:
-        data = stream.read_until(TERM_KEYS)
+        data = stream.read_until(sec.stops)
         if not data:
             break
         buf += data
@@ -230,10 +236,9 @@ def scan_terms(stream: Stream, meta: CaptureMeta, name: str, keep: dict[str, Any
                         or buf[c + len(closer):q].strip(b" \t\r\n,")):
                     # not laid out as assumed: look for entries in this stretch the slow way
                     for i2, q2 in generic(cur_open + 1, q):
-                        yield from _finish_entry(buf[cur_open:q2], cur_key, keep, handle, meta,
-                                                 name)
+                        yield from _finish_entry(buf, cur_open, q2, cur_key, sec, meta)
                         cur_open, cur_key = i2, key_at(q2)
-                yield from _finish_entry(buf[cur_open:q], cur_key, keep, handle, meta, name)
+                yield from _finish_entry(buf, cur_open, q, cur_key, sec, meta)
                 cur_open, cur_key = i, m.group(1)
                 continue
             i = buf.find(b"{", pos)
@@ -245,7 +250,7 @@ def scan_terms(stream: Stream, meta: CaptureMeta, name: str, keep: dict[str, Any
             if q < 0:
                 continue
             if cur_open >= 0:
-                yield from _finish_entry(buf[cur_open:q], cur_key, keep, handle, meta, name)
+                yield from _finish_entry(buf, cur_open, q, cur_key, sec, meta)
             cur_open, cur_key = i, key_at(q)
             line = buf.rfind(b"\n", 0, q)
             indent = buf[line + 1:q]
@@ -260,7 +265,7 @@ def scan_terms(stream: Stream, meta: CaptureMeta, name: str, keep: dict[str, Any
         return  # an empty section
     # the last stretch is searched `{` by `{` whatever the layout (it is one entry, or a few)
     for i2, q2 in generic(cur_open + 1, len(buf)):
-        yield from _finish_entry(buf[cur_open:q2], cur_key, keep, handle, meta, name)
+        yield from _finish_entry(buf, cur_open, q2, cur_key, sec, meta)
         cur_open, cur_key = i2, key_at(q2)
     buf = buf[cur_open:]
     try:
@@ -268,39 +273,38 @@ def scan_terms(stream: Stream, meta: CaptureMeta, name: str, keep: dict[str, Any
         value, end = _DECODER.raw_decode(text)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ParseError(meta.provider, meta.url,
-                         f"offer file truncated or malformed in terms.{name} ({exc})") from exc
+                         f"offer file truncated or malformed in {sec.where} ({exc})") from exc
     rest = text[end:]
     closing = rest.count("}") - rest.count("{")
     final = stream.marker is None
     if not rest.lstrip().startswith("}") or (final and closing < 3):
         raise ParseError(meta.provider, meta.url,
-                         f"offer file truncated in terms.{name} (section not closed)")
-    key = cur_key.decode()
-    if key in keep:
-        _check_entry(key, value, meta, name)
-        yield from handle(key, value)
+                         f"offer file truncated in {sec.where} (section not closed)")
+    if sec.wants(buf, 0, len(buf), cur_key):
+        _check_entry(cur_key.decode(), value, meta, sec)
+        yield from sec.handle(cur_key.decode(), value)
 
 
-def _check_entry(sku: str, value: Any, meta: CaptureMeta, name: str) -> None:
-    """A decoded SKU entry holds terms keyed "<sku>.<term code>": anything else means the scan
-    lost its place (a layout change), which must be loud."""
-    if not isinstance(value, dict) or not all(k.startswith(sku + ".") for k in value):
+def _check_entry(sku: str, value: Any, meta: CaptureMeta, sec: Section) -> None:
+    """A decoded SKU entry must have the section's shape: anything else means the scan lost
+    its place (a layout change), which must be loud."""
+    if not sec.check(sku, value):
         raise ParseError(meta.provider, meta.url,
-                         f"offer file terms.{name}: entry {sku} is not a set of terms")
+                         f"offer file {sec.where}: entry {sku} is not {sec.shape}")
 
 
-def _finish_entry(entry: bytes, key: bytes, keep: dict[str, Any], handle, meta: CaptureMeta,
-                  name: str) -> Iterator[Offer]:
-    sku = key.decode()
-    if sku not in keep:
+def _finish_entry(buf: bytes, lo: int, hi: int, key: bytes, sec: Section,
+                  meta: CaptureMeta) -> Iterator[Offer]:
+    if not sec.wants(buf, lo, hi, key):
         return
-    entry = entry.rstrip()
+    sku = key.decode()
+    entry = buf[lo:hi].rstrip()
     if entry.endswith(b","):
         entry = entry[:-1]
     try:
         value = json.loads(entry)
     except ValueError as exc:
         raise ParseError(meta.provider, meta.url,
-                         f"offer file malformed in terms.{name} at SKU {sku} ({exc})") from exc
-    _check_entry(sku, value, meta, name)
-    yield from handle(sku, value)
+                         f"offer file malformed in {sec.where} at SKU {sku} ({exc})") from exc
+    _check_entry(sku, value, meta, sec)
+    yield from sec.handle(sku, value)
