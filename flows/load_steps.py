@@ -56,6 +56,33 @@ def load_day(settings: Settings, con: duckdb.DuckDBPyConnection, day: dt.date,
     return lake_sync.load_stamped(con, day, provider, table, stamp)
 
 
+def load_days(settings: Settings, con: duckdb.DuckDBPyConnection,
+              keys: list[tuple[dt.date, str]]) -> dict[tuple[dt.date, str], Exception]:
+    """Load the lake partitions of `keys` (in that order), each with its file state: in one
+    bulk transaction when they append to the warehouse, else (or when that fails: a bad
+    partition rolls the whole batch back) one transaction per provider-day, as load_day.
+    Returns the error of each provider-day that could not be loaded; the others are loaded."""
+    if len(keys) > 1:
+        try:
+            parts = []
+            for day, provider in keys:  # stamp first: a rewrite while reading shows next run
+                stamp = lake_sync.stamp_of(lake.partition_path(settings.lake_root, day,
+                                                               provider))
+                parts.append((day, provider, lake.read_partition(settings.lake_root, day,
+                                                                 provider), stamp))
+            lake_sync.append_stamped(con, parts)
+            return {}
+        except Exception:  # noqa: S110 (each day is retried alone below, with its own error)
+            pass
+    failed: dict[tuple[dt.date, str], Exception] = {}
+    for day, provider in keys:
+        try:
+            load_day(settings, con, day, provider)
+        except Exception as exc:  # one transaction: nothing of this day was loaded
+            failed[(day, provider)] = exc
+    return failed
+
+
 def record_day(con: duckdb.DuckDBPyConnection, run_id: str, r: DayResult,
                started: dt.datetime) -> None:
     """One provider-day in `runs`; a failed one says which snapshot the provider still serves."""
