@@ -64,7 +64,7 @@ def stages(archive: Path, data: Path) -> dict[str, float]:
     con = db.connect(settings.db_path)
     db.init_schema(con)
     t0 = time.perf_counter()
-    failed = load_steps.load_days(settings, con, keys)
+    _loaded, failed = load_steps.load_days(settings, con, keys)
     t["load"] = time.perf_counter() - t0
     con.close()
     assert not failed, failed

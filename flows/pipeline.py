@@ -257,7 +257,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
                                       sorted({r.provider for r in results}), started)
         todo = [(r.snapshot_date, r.provider) for r in results
                 if r.status != "failed" and r.snapshot_date is not None and r.rows]
-        failed = load_steps.load_days(settings, con, todo)
+        _loaded, failed = load_steps.load_days(settings, con, todo)
         for r in results:
             exc = failed.get((r.snapshot_date, r.provider)) if r.status != "failed" else None
             if exc is not None:  # one transaction: nothing of this day was loaded
