@@ -56,6 +56,33 @@ def load_day(settings: Settings, con: duckdb.DuckDBPyConnection, day: dt.date,
     return lake_sync.load_stamped(con, day, provider, table, stamp)
 
 
+def load_days(settings: Settings, con: duckdb.DuckDBPyConnection,
+              keys: list[tuple[dt.date, str]]
+              ) -> tuple[dict[tuple[dt.date, str], int], dict[tuple[dt.date, str], Exception]]:
+    """Load the lake partitions of `keys` (in that order), each with its file state: in one
+    bulk transaction when they append to the warehouse, else (or when that fails: a bad
+    partition rolls the whole batch back) one transaction per provider-day, as load_day.
+    Returns the rows loaded per provider-day, and the error of each one not loaded."""
+    if len(keys) > 1:
+        try:
+            parts = []
+            for day, provider in keys:  # stamp first: a rewrite while reading shows next run
+                stamp = lake_sync.stamp_of(lake.partition_path(settings.lake_root, day,
+                                                               provider))
+                parts.append((day, provider, lake.read_partition(settings.lake_root, day,
+                                                                 provider), stamp))
+            return lake_sync.append_stamped(con, parts), {}
+        except Exception:  # noqa: S110 (each day is retried alone below, with its own error)
+            pass
+    loaded, failed = {}, {}
+    for day, provider in keys:
+        try:
+            loaded[(day, provider)] = load_day(settings, con, day, provider)
+        except Exception as exc:  # one transaction: nothing of this day was loaded
+            failed[(day, provider)] = exc
+    return loaded, failed
+
+
 def record_day(con: duckdb.DuckDBPyConnection, run_id: str, r: DayResult,
                started: dt.datetime) -> None:
     """One provider-day in `runs`; a failed one says which snapshot the provider still serves."""
@@ -83,18 +110,18 @@ def catch_up(settings: Settings, con: duckdb.DuckDBPyConnection, run_id: str,
     """Load every lake partition the warehouse lacks or holds an older file of (an earlier
     night's load that never happened), each recorded in `runs` as this run's. The (day,
     provider) pairs this run already `tried` are left to the next run: their outcome is this
-    run's record of that day."""
+    run's record of that day. Loaded together when they append (load_days)."""
+    todo = [(day, provider) for day, provider, _path, _stamp
+            in lake_sync.pending(con, settings.lake_root) if (day, provider) not in tried]
+    loaded, failed = load_days(settings, con, todo)
     out = []
-    for day, provider, _path, _stamp in lake_sync.pending(con, settings.lake_root):
-        if (day, provider) in tried:
-            continue
-        r = DayResult(provider=provider, snapshot_date=day, caught_up=True)
-        try:
-            r.rows = load_day(settings, con, day, provider)
-        except Exception as exc:  # one transaction: nothing of this day was loaded
+    for day, provider in todo:
+        r = DayResult(provider=provider, snapshot_date=day, caught_up=True,
+                      rows=loaded.get((day, provider), 0))
+        if (day, provider) in failed:
             r.status = "failed"
-            r.errors.append(alerts.redact(
-                f"{provider}: catching up {day} from the lake failed: {exc}"))
+            r.errors.append(alerts.redact(f"{provider}: catching up {day} from the lake "
+                                          f"failed: {failed[(day, provider)]}"))
         record_day(con, run_id, r, started)
         out.append(r)
     return out

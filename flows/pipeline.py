@@ -228,7 +228,8 @@ def replay(settings: Settings, provider: str, spec: str,
 
 def load(settings: Settings, results: list[DayResult], run_id: str,
          on_day: Callable[[DayResult], None] | None = None) -> Path:
-    """Load the good days into DuckDB (one transaction per provider-day) and record every
+    """Load the good days into DuckDB (in one bulk transaction when they append, else one per
+    provider-day: load_steps.load_days) and record every
     provider-day in `runs`, failures included. A failed day loads nothing: the provider's last
     good snapshot stays its latest (marked stale with its age). Then loads every lake partition
     an earlier run wrote but never loaded (appended to `results`, `caught_up`). The run is
@@ -254,15 +255,16 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
     try:
         run_journal.open_in_warehouse(con, settings, run_id,
                                       sorted({r.provider for r in results}), started)
+        todo = [(r.snapshot_date, r.provider) for r in results
+                if r.status != "failed" and r.snapshot_date is not None and r.rows]
+        _loaded, failed = load_steps.load_days(settings, con, todo)
         for r in results:
-            if r.status != "failed" and r.snapshot_date is not None and r.rows:
-                try:
-                    load_steps.load_day(settings, con, r.snapshot_date, r.provider)
-                except Exception as exc:  # one transaction: nothing of this day was loaded
-                    r.status, r.rows = "failed", 0
-                    r.errors.append(alerts.redact(
-                        f"{r.provider}: loading {r.snapshot_date} into the warehouse failed: "
-                        f"{exc}"))
+            exc = failed.get((r.snapshot_date, r.provider)) if r.status != "failed" else None
+            if exc is not None:  # one transaction: nothing of this day was loaded
+                r.status, r.rows = "failed", 0
+                r.errors.append(alerts.redact(
+                    f"{r.provider}: loading {r.snapshot_date} into the warehouse failed: "
+                    f"{exc}"))
             load_steps.record_day(con, run_id, r, started)
             recorded += 1
             if on_day is not None:

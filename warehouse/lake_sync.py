@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from warehouse import lake, store
+from warehouse import bulk_append, lake, store
 from warehouse.connection import transaction
 
 Stamp = tuple[int, int]  # (size in bytes, modification time in ns)
@@ -39,6 +39,18 @@ def load_stamped(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, ta
         n = store._insert_offers(con, day, provider, table)
         _record(con, day, provider, stamp)
     return n
+
+
+def append_stamped(con: duckdb.DuckDBPyConnection,
+                   parts: list[tuple[dt.date, str, pa.Table, Stamp]]) -> dict:
+    """load_stamped for many provider-days in one transaction and one set of bulk statements
+    (warehouse/bulk_append.py): all are stored and stamped, or none. Raises
+    bulk_append.NotAppend when the batch is not an append (load it day by day instead)."""
+    with transaction(con):
+        counts = bulk_append.append_many(con, [(d, p, t) for d, p, t, _ in parts])
+        for day, provider, _table, stamp in parts:
+            _record(con, day, provider, stamp)
+    return counts
 
 
 def record_loaded(con: duckdb.DuckDBPyConnection, lake_root: Path | str,

@@ -65,25 +65,30 @@ _STAGE_SQL = f"""
     FROM {{src}}
 """  # noqa: S608 (identifiers are our constants)
 
+# Staged rows carry `seq`, the position of their partition in the load (0 for a one-day load
+# or a rebuild): numbers are given in partition order first, so a bulk load of many
+# provider-days numbers everything as loading them one by one in that order would.
+_ONE_DAY_SRC = "(SELECT *, 0 AS seq FROM _src)"
+
 # New identities get the next offer numbers, in GPU / provider / sku order so that one model's
 # offers sit together.
 _NEW_IDS_SQL = f"""
     INSERT INTO offer_ids
     SELECT (SELECT coalesce(max(offer_no), 0) FROM offer_ids)
-               + row_number() OVER (ORDER BY gpu_model, provider, sku, region, pricing_model,
-                                    gpu_count, commitment_months, effective_from, currency,
-                                    variant),
+               + row_number() OVER (ORDER BY seq, gpu_model, provider, sku, region,
+                                    pricing_model, gpu_count, commitment_months,
+                                    effective_from, currency, variant),
            hash({_ID_COLS}), {_ID_COLS}, NULL, NULL
-    FROM (SELECT DISTINCT {_ID_COLS} FROM _in) AS n
+    FROM (SELECT {_ID_COLS}, min(seq) AS seq FROM _in GROUP BY ALL) AS n
     WHERE NOT EXISTS (SELECT 1 FROM offer_ids AS i WHERE {_ID_MATCH})
 """  # noqa: S608 (identifiers are our constants)
 
 _NEW_DETAILS_SQL = f"""
     INSERT INTO offer_details
     SELECT (SELECT coalesce(max(detail_no), 0) FROM offer_details)
-               + row_number() OVER (ORDER BY detail_hash, {_DETAIL_COLS}),
+               + row_number() OVER (ORDER BY seq, detail_hash, {_DETAIL_COLS}),
            detail_hash, {_DETAIL_COLS}
-    FROM (SELECT DISTINCT detail_hash, {_DETAIL_COLS} FROM _in) AS n
+    FROM (SELECT detail_hash, {_DETAIL_COLS}, min(seq) AS seq FROM _in GROUP BY ALL) AS n
     WHERE NOT EXISTS (SELECT 1 FROM offer_details AS d
                       WHERE d.detail_hash = n.detail_hash AND {_DETAIL_MATCH})
 """  # noqa: S608 (identifiers are our constants)
@@ -91,9 +96,9 @@ _NEW_DETAILS_SQL = f"""
 _NEW_CAPTURES_SQL = f"""
     INSERT INTO offer_captures
     SELECT (SELECT coalesce(max(capture_no), 0) FROM offer_captures)
-               + row_number() OVER (ORDER BY snapshot_date, provider, {_CAPTURE_COLS}),
+               + row_number() OVER (ORDER BY seq, snapshot_date, provider, {_CAPTURE_COLS}),
            snapshot_date, provider, {_CAPTURE_COLS}
-    FROM (SELECT DISTINCT snapshot_date, provider, {_CAPTURE_COLS} FROM _in)
+    FROM (SELECT DISTINCT seq, snapshot_date, provider, {_CAPTURE_COLS} FROM _in)
 """  # noqa: S608 (identifiers are our constants)
 
 # Each staged row with its numbers; dup_no counts repeats of one (offer, day, price).
@@ -240,6 +245,17 @@ def _insert_offers(
     con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, provider: str, table: pa.Table
 ) -> int:
     """Replace one (snapshot_date, provider) with `table`; the caller holds the transaction."""
+    table = _checked(snapshot_date, provider, table)
+    # Into a temp table of the contract's DDL, positionally (conform_table put the columns in
+    # the frozen order): its NOT NULL constraints reject rows that break the contract.
+    con.from_arrow(table).insert_into(create_src(con))
+    _store_partition(con, snapshot_date, provider)
+    con.execute("DROP TABLE _src")
+    return table.num_rows
+
+
+def _checked(snapshot_date: dt.date, provider: str, table: pa.Table) -> pa.Table:
+    """`table` conformed to the contract; ContractError if a row is of another provider-day."""
     table = conform_table(table)
     if table.num_rows:
         for name, expected in (("snapshot_date", snapshot_date), ("provider", provider)):
@@ -249,12 +265,7 @@ def _insert_offers(
                 raise ContractError(
                     f"{provider} {snapshot_date}: {wrong} rows carry another {name}"
                 )
-    # Into a temp table of the contract's DDL, positionally (conform_table put the columns in
-    # the frozen order): its NOT NULL constraints reject rows that break the contract.
-    con.from_arrow(table).insert_into(create_src(con))
-    _store_partition(con, snapshot_date, provider)
-    con.execute("DROP TABLE _src")
-    return table.num_rows
+    return table
 
 
 def _store_partition(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str) -> None:
@@ -286,7 +297,7 @@ def _replace_rows(con: duckdb.DuckDBPyConnection, p: dict) -> None:
     """Delete what is stored of provider-day p (except the points' offers, kept in _aff), then
     stage and number the rows of _src into _rows, with the provider-day's snapshot date and
     cheapest offers; _aff gains today's offers."""
-    run(con, _STAGE_SQL.format(src="_src"))
+    run(con, _STAGE_SQL.format(src=_ONE_DAY_SRC))
     run(con, """
         CREATE OR REPLACE TEMP TABLE _aff AS
         SELECT DISTINCT offer_no FROM offer_points WHERE snapshot_date = $d AND provider = $p
@@ -327,7 +338,7 @@ def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
     """Replace everything stored with the offers rows of relation `src` (our own name)."""
     for table in STORE_TABLES:
         con.execute(f"DELETE FROM {table}")  # noqa: S608 (our table names)
-    run(con, _STAGE_SQL.format(src=src))
+    run(con, _STAGE_SQL.format(src=f"(SELECT *, 0 AS seq FROM {src})"))  # noqa: S608 (ours)
     for sql in _NUMBER_SQL:
         run(con, sql)
     con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")

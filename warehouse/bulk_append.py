@@ -1,0 +1,105 @@
+"""Loading many provider-days at once: one set of bulk statements for the whole batch instead
+of one transaction of ~15 statements per provider-day (a replay of every bundled snapshot is
+500+ provider-days; docs/warehouse.md "Bulk loads" has the figures).
+
+The batch is one transaction: all of it is stored or none. It takes the bulk path when it
+appends, i.e. every provider-day of the batch is later than everything stored of its provider
+(a first load, a replay into a fresh warehouse, nights caught up in order); the previous
+observation of each offer is then the one before it within the batch (a window over the batch)
+or, for its first point, the offer's stored last_*. Offer, detail and capture numbers are
+given in batch order (store._NUMBER_SQL orders by `seq`), so the warehouse is exactly the one
+loading the provider-days one by one in that order gives. Any other batch (a reload, a day in
+the middle of history, one provider-day twice) raises NotAppend before changing anything;
+callers then load it day by day (store.load_partition / lake_sync.load_stamped).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+import duckdb
+import pyarrow as pa
+
+from warehouse import store
+from warehouse.connection import run
+from warehouse.tables import create_src
+
+# The batch's points: within the batch each point follows the one before it (same-day
+# duplicates chain in price order, as store._POINTS_SQL does); an offer's first point in the
+# batch follows its stored last_* (NULL for a new offer).
+_POINTS_SQL = f"""
+    INSERT INTO offer_points
+    SELECT n.snapshot_date, n.provider, n.gpu_model, offer_no, n.price_per_hour,
+           CASE WHEN dup_no > 0 THEN n.snapshot_date WHEN k = 1 THEN b.last_date ELSE lag_d END,
+           CASE WHEN dup_no > 0 THEN NULL
+                WHEN k = 1 THEN CASE WHEN {store._differs("b.last_price_per_hour",
+                                                          "n.price_per_hour")}
+                                     THEN b.last_price_per_hour END
+                WHEN {store._differs("lag_p", "n.price_per_hour")} THEN lag_p END,
+           dup_no, detail_no, capture_no, available
+    FROM (
+        SELECT *, row_number() OVER w AS k,
+               lag(snapshot_date) OVER w AS lag_d, lag(price_per_hour) OVER w AS lag_p
+        FROM _rows
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_date, price_per_hour)
+    ) AS n
+    LEFT JOIN offer_ids AS b USING (offer_no)
+    ORDER BY n.snapshot_date, n.provider, n.gpu_model, offer_no, n.price_per_hour, dup_no
+"""  # noqa: S608 (our constants)
+
+_LAST_SQL = """
+    UPDATE offer_ids AS i
+    SET last_date = t.m.d, last_price_per_hour = t.m.p
+    FROM (SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+          FROM _rows GROUP BY offer_no) AS t
+    WHERE i.offer_no = t.offer_no
+"""
+
+
+class NotAppend(ValueError):
+    """The batch is not a pure append: load it provider-day by provider-day."""
+
+
+def _check_append(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]]) -> None:
+    if len(set(keys)) != len(keys):
+        raise NotAppend("a provider-day appears twice in the batch")
+    first: dict[str, dt.date] = {}
+    for day, provider in keys:
+        first[provider] = min(day, first.get(provider, day))
+    stored = dict(con.execute(
+        "SELECT provider, max(snapshot_date) FROM snapshot_dates GROUP BY provider").fetchall())
+    late = [p for p, d in first.items() if p in stored and stored[p] >= d]
+    if late:
+        raise NotAppend(f"the warehouse holds days of {', '.join(sorted(late))} on or after "
+                        "the batch's first")
+
+
+def append_many(con: duckdb.DuckDBPyConnection,
+                parts: Iterable[tuple[dt.date, str, pa.Table]]) -> dict[tuple[dt.date, str], int]:
+    """Store the provider-days `parts` (in that order) inside the caller's transaction, in one
+    set of bulk statements. Returns rows per (day, provider). Raises NotAppend (nothing done)
+    when the batch is not an append, ContractError for a table that breaks the contract."""
+    parts = [(store.as_date(d), p, t) for d, p, t in parts]
+    keys = [(d, p) for d, p, _ in parts]
+    _check_append(con, keys)
+    src = create_src(con)
+    con.execute("CREATE OR REPLACE TEMP TABLE _seq (snapshot_date DATE, provider VARCHAR, "
+                "seq INTEGER)")
+    counts = {}
+    for seq, (day, provider, table) in enumerate(parts):
+        table = store._checked(day, provider, table)
+        con.from_arrow(table).insert_into(src)
+        con.execute("INSERT INTO _seq VALUES (?, ?, ?)", [day, provider, seq])
+        counts[(day, provider)] = table.num_rows
+    run(con, store._STAGE_SQL.format(
+        src="(SELECT s.*, q.seq FROM _src AS s JOIN _seq AS q USING (snapshot_date, provider))"))
+    for sql in store._NUMBER_SQL:
+        run(con, sql)
+    run(con, "INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
+    run(con, store._CHEAPEST_SQL.format(rows="_rows"))
+    run(con, _POINTS_SQL)
+    run(con, _LAST_SQL)
+    for tmp in ("_in", "_rows", "_seq", src):
+        run(con, f"DROP TABLE {tmp}")
+    return counts
