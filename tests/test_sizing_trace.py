@@ -11,8 +11,12 @@ import pytest
 # The engine is an optional extra (192 MB of CPU torch): `make test` does not install it, and
 # tests/test_sizing_trace_cli.py checks, without torch, that `size --engine trace` then refuses
 # with the install command. These tests trace real steps and need the extra itself.
-_NOT_INSTALLED = ("NOT RUN: the trace engine's optional extra is not installed here; "
-                  "install it with `pip install -e '.[trace]'` to run these tests")
+_NOT_INSTALLED = ("NOT RUN: these trace real training steps with PyTorch, which is the optional "
+                  "extra gpuprices[trace] (~200 MB CPU torch) that `make test` leaves out; "
+                  "tests/test_sizing_trace_cli.py still checks that `size --engine trace` "
+                  "refuses clearly without it. To run them: "
+                  "`.venv/bin/pip install -e '.[trace]' && .venv/bin/pytest "
+                  "tests/test_sizing_trace.py`")
 for _module in ("torch", "transformers", "peft"):
     pytest.importorskip(_module, reason=_NOT_INSTALLED)
 
