@@ -55,7 +55,7 @@ def warehouse_offers(data_dir: Path) -> tuple[str, list[dict]] | None:
     db = data_dir / "warehouse.duckdb"
     if not db.exists():
         return None
-    from flows.sizing_cli import read_offers
+    from flows.rank_inputs import read_offers
 
     day, offers, _ = read_offers(db, None)
     return str(day), offers

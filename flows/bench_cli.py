@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from flows.cli_options import DataDir
 from flows.config import settings_from
 from warehouse import benchmarks, db
 
@@ -24,8 +25,7 @@ def record(
              "workload, gpu_model, gpus, tokens_per_s, and optionally mfu, step_time_cv, "
              "allreduce_busbw_gbs, checkpoint_write_s, checkpoint_restore_s, recovery_min, "
              "cost, currency, notes (docs/sizing.md, 'Measured results')")],
-    data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")] = None,
+    data_dir: DataDir = None,
 ) -> None:
     """Record measured benchmark results in the warehouse's `benchmarks` table. Every row is
     checked first (an error names each bad line, and nothing is recorded); a row recorded

@@ -15,15 +15,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from flows.cli_options import DataDir
 from flows.config import max_age_days as config_max_age_days
-from flows.sizing_cli import (
-    DataDir,
-    _currency_option,
-    _data_dir,
-    _date_option,
-    _fail,
-    _jsonable,
+from flows.rank_inputs import (
     console,
+    currency_option,
+    data_dir_of,
+    date_option,
+    fail,
+    jsonable,
 )
 from flows.warehouse_state import REPLAY_HINT, warehouse_problem
 from reports.rent_or_own import compare_demands
@@ -38,12 +38,12 @@ def _overrides(values: list[str] | None) -> dict[str, float]:
     for v in values or []:
         key, sep, num = v.partition("=")
         if not sep or key not in OWNERSHIP_FIELDS:
-            raise _fail(f"--own {escape(v)}: expected KEY=VALUE with KEY one of "
+            raise fail(f"--own {escape(v)}: expected KEY=VALUE with KEY one of "
                         f"{', '.join(OWNERSHIP_FIELDS)}")
         try:
             out[key] = float(num)
         except ValueError:
-            raise _fail(f"--own {escape(v)}: {escape(num)} is not a number") from None
+            raise fail(f"--own {escape(v)}: {escape(num)} is not a number") from None
     return out
 
 
@@ -51,10 +51,10 @@ def _demands(path: Path, own: dict[str, float]) -> list[Demand]:
     try:
         demands = load_demands(path)
     except DemandError as exc:
-        raise _fail(escape(str(exc))) from None
+        raise fail(escape(str(exc))) from None
     unknown = [d.gpu_model for d in demands if d.gpu_model not in gpu_models()]
     if unknown:
-        raise _fail(f"{path}: unknown GPU model(s) {', '.join(unknown)}; see "
+        raise fail(f"{path}: unknown GPU model(s) {', '.join(unknown)}; see "
                     "warehouse/gpus.csv")
     # The command line's figures win over the file's and the defaults.
     return [Demand(d.name, d.gpu_model, d.gpus, d.hours_per_week, d.months, {**d.own, **own})
@@ -65,17 +65,17 @@ def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
           demands: list[Demand]) -> list[dict[str, Any]]:
     problem = warehouse_problem(db_path)
     if problem:
-        raise _fail(escape(problem))
+        raise fail(escape(problem))
     con = db.connect(db_path, read_only=True)
     try:
         if day is None:
             day = con.execute("SELECT as_of FROM latest_snapshot").fetchone()[0]
             if day is None:
-                raise _fail(f"the warehouse holds no offers: {REPLAY_HINT}")
+                raise fail(f"the warehouse holds no offers: {REPLAY_HINT}")
         limit = db.age_limit(con, config_max_age_days(max_age_days))
         return compare_demands(con, day, currency, demands, limit)
     except duckdb.Error as exc:
-        raise _fail(f"{db_path}: {escape(str(exc))}") from None
+        raise fail(f"{db_path}: {escape(str(exc))}") from None
     finally:
         con.close()
 
@@ -121,13 +121,13 @@ def compare(
     """Rent, reserve or own: the monthly cost of each sustained demand on-demand, on spot, on
     each committed term the warehouse holds and owned, with the hours per week above which each
     beats on-demand."""
-    currency = _currency_option(currency)
-    day = _date_option(date)
+    currency = currency_option(currency)
+    day = date_option(date)
     demands = _demands(demand_file, _overrides(own))
-    results = _read(_data_dir(data_dir) / "warehouse.duckdb", day, currency, max_age_days,
+    results = _read(data_dir_of(data_dir) / "warehouse.duckdb", day, currency, max_age_days,
                     demands)
     if as_json:
-        typer.echo(json.dumps([_jsonable(r) for r in results], indent=2, default=str))
+        typer.echo(json.dumps([jsonable(r) for r in results], indent=2, default=str))
         return
     for r in results:
         _print(r)

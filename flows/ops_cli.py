@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from pathlib import Path
 from typing import Annotated
 
 import pyarrow as pa
@@ -22,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from flows import alerts, pipeline
+from flows.cli_options import DataDir
 from flows.config import settings_from
 from flows.lock import run_lock  # the same lock as the nightly run: never both at once
 from warehouse import db, identity, lake
@@ -32,8 +32,6 @@ quarantine_app = typer.Typer(no_args_is_help=True, add_completion=False,
 console = Console(width=None if os.isatty(1) else 200)
 err = Console(stderr=True, width=None if os.isatty(2) else 200)
 
-DataDir = Annotated[Path | None, typer.Option(
-    "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")]
 
 
 def _row_key(row: dict) -> tuple:

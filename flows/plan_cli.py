@@ -12,19 +12,19 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flows.sizing_cli import (
-    DataDir,
+from flows.cli_options import DataDir
+from flows.rank_inputs import (
     WorkloadFile,
-    _currency_option,
-    _data_dir,
-    _date_option,
-    _fx_missing,
-    _jsonable,
-    _load,
-    _money,
-    _offers_or_exit,
     console,
+    currency_option,
+    data_dir_of,
+    date_option,
     err,
+    fx_missing,
+    jsonable,
+    load_workloads,
+    money,
+    offers_or_exit,
 )
 from sizing.bench_plan import OfferPlan, plan_workload
 from sizing.rank import rank as rank_offers
@@ -46,18 +46,18 @@ def plan(
     """For the K best offers of each workload (as `rank` ranks them), the benchmark plan to run
     before committing: each step with its GPUs, duration, what to record and its cost at the
     offer's price and billing rules."""
-    currency = _currency_option(currency)
-    workloads = _load(workload_file)
-    day, offers, usd_factor = _offers_or_exit(_data_dir(data_dir) / "warehouse.duckdb",
-                                              _date_option(date), currency, max_age_days)
-    missing = _fx_missing(offers, usd_factor)
+    currency = currency_option(currency)
+    workloads = load_workloads(workload_file)
+    day, offers, usd_factor = offers_or_exit(data_dir_of(data_dir) / "warehouse.duckdb",
+                                              date_option(date), currency, max_age_days)
+    missing = fx_missing(offers, usd_factor)
     if missing:
         err.print(f"[yellow]FX rates are missing for {', '.join(missing)} on {day}[/yellow]")
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes())
     plans = [p for w in workloads for p in plan_workload(w, ranked[w.name], top)]
     if as_json:
-        typer.echo(json.dumps([{"as_of": str(day), **_jsonable(p.as_dict())} for p in plans],
+        typer.echo(json.dumps([{"as_of": str(day), **jsonable(p.as_dict())} for p in plans],
                               indent=2, default=str))
         return
     console.print(f"offers as of {day}; currency {currency}")
@@ -76,10 +76,10 @@ def _plan_table(p: OfferPlan) -> Table:
         t.add_column(col, no_wrap=col in ("step", "cost"))
     for s in p.steps:
         t.add_row(s.step, str(s.gpus), str(s.nodes), f"{s.hours:.2f}", f"{s.billed_hours:.2f}",
-                  _money(s.cost, r.currency), s.duration,
+                  money(s.cost, r.currency), s.duration,
                   "; ".join(s.record + [f"NB {n}" for n in s.notes]))
-    t.add_row("plan, back to back", "", "", f"{p.hours:.2f}", "", _money(p.cost, r.currency),
-              f"steps billed alone: {_money(p.cost_steps_alone, r.currency)}", "",
+    t.add_row("plan, back to back", "", "", f"{p.hours:.2f}", "", money(p.cost, r.currency),
+              f"steps billed alone: {money(p.cost_steps_alone, r.currency)}", "",
               style="bold")
     return t
 

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from flows import serve_cli
+from flows.cli_options import DataDir
 from flows.config import settings_from
 from flows.report_job import make_report, refresh_fx
 from flows.warehouse_state import warehouse_problem
@@ -32,8 +33,7 @@ def report(
     fetch_fx: Annotated[bool, typer.Option(
         "--fetch-fx/--no-fetch-fx", help="Fetch today's ECB rates into the archive first.")]
     = False,
-    data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")] = None,
+    data_dir: DataDir = None,
     archive: Annotated[Path | None, typer.Option(
         "--archive", help="Raw archive root (for the ECB files). Default: snapshots/")] = None,
     max_age_days: Annotated[int | None, typer.Option(

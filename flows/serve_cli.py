@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from flows.cli_options import DataDir
 from flows.config import prefect_env, settings_from
 from flows.schedules import NIGHTLY_CRON, WEEKLY_CRON
 
@@ -26,8 +27,7 @@ def serve(
     workloads: Annotated[Path | None, typer.Option(
         "--workloads", help="Workloads of the weekly report. Default: sizing/workloads.toml")]
     = None,
-    data_dir: Annotated[Path | None, typer.Option(
-        "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")] = None,
+    data_dir: DataDir = None,
     archive: Annotated[Path | None, typer.Option(
         "--archive", help="Raw archive root. Default: $GPUPRICES_ARCHIVE or snapshots/")]
     = None,

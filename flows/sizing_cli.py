@@ -9,19 +9,29 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import os
-from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from flows.config import max_age_days as config_max_age_days
-from flows.gpu_names import load_known_workloads, unknown_gpu
-from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from flows.cli_options import DataDir
+from flows.gpu_names import unknown_gpu
+from flows.rank_inputs import (
+    WorkloadFile,
+    console,
+    currency_option,
+    data_dir_of,
+    date_option,
+    err,
+    fail,
+    fx_missing,
+    jsonable,
+    load_workloads,
+    money,
+    offers_or_exit,
+    read_measurements,
+)
 from sizing import measured as meas
 from sizing import parallel, switches
 from sizing import trace as trace_engine
@@ -32,9 +42,8 @@ from sizing.memory import estimate_memory
 from sizing.rank import rank as rank_offers
 from sizing.rank_row import RankRow
 from sizing.throughput import efficiency_assumed_note, estimate_throughput
-from sizing.workload import Workload, WorkloadError
+from sizing.workload import Workload
 from spiders import registry
-from warehouse import benchmarks, db
 from warehouse.gpus import gpu_models
 
 SIZE_VERDICTS = {
@@ -48,22 +57,6 @@ GPUS_PER_NODE = 8  # HGX / DGX boards hold 8 GPUs (NVIDIA HGX spec)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="Memory, time and cost per successful checkpoint of training workloads.")
-console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True)
-
-WorkloadFile = Annotated[Path, typer.Argument(help="TOML file of [[workload]] tables")]
-DataDir = Annotated[Path | None, typer.Option(
-    "--data-dir", help="Data folder. Default: $GPUPRICES_HOME or ./data")]
-
-
-def _load(path: Path) -> list[Workload]:
-    try:
-        return load_known_workloads(path)
-    except WorkloadError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
-
-
 def _finite(x: float) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
@@ -125,12 +118,12 @@ def size(
         err.print(f"[red]error:[/red] --gpu {escape(unknown_gpu(gpu))}")
         raise typer.Exit(2)
     if engine not in ("closed-form", "trace"):
-        raise _fail(f"--engine must be closed-form or trace, got {escape(engine)}")
+        raise fail(f"--engine must be closed-form or trace, got {escape(engine)}")
     if engine == "trace" and not trace_engine.available():
-        raise _fail(escape(trace_engine.EXTRA_HINT))
-    workloads = _load(workload_file)
+        raise fail(escape(trace_engine.EXTRA_HINT))
+    workloads = load_workloads(workload_file)
     results = [size_one(w, gpu, gpus) for w in workloads]
-    measured = read_measurements(_data_dir(data_dir) / "warehouse.duckdb")
+    measured = read_measurements(data_dir_of(data_dir) / "warehouse.duckdb")
     for w, r in zip(workloads, results, strict=True):
         r["measured"] = meas.beside_estimate(measured, r["gpu"], w.name,
                                              lambda n, w=w, g=r["gpu"]: _estimate_on(w, g, n))
@@ -205,98 +198,6 @@ def _print_trace(r: dict[str, Any]) -> None:
         f" traced in {tr['seconds']:.0f} s", highlight=False)
 
 
-def _data_dir(data_dir: Path | None) -> Path:
-    return data_dir or Path(os.environ.get("GPUPRICES_HOME", "data"))
-
-
-def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
-                max_age_days: int | None = None) -> tuple[dt.date, list[dict], float | None]:
-    """What one could rent on `date` (default: the warehouse's today, latest_snapshot.as_of),
-    priced in `currency` by the warehouse: each provider's latest snapshot on or before the day,
-    as in cheapest_now and the weekly report (offers_priced_as_of, with is_stale past
-    `max_age_days`: default $GPUPRICES_MAX_AGE_DAYS, else the warehouse's), and the USD ->
-    currency factor of that day for the cost constants (fx_factor; None without a rate)."""
-    max_age_days = config_max_age_days(max_age_days)
-    con = db.connect(db_path, read_only=True)
-    try:
-        if date is None:
-            row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
-            if not row or row[0] is None:
-                raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
-            date = row[0]
-        max_age_days = db.age_limit(con, max_age_days)
-        # In a fixed order, so that equal costs always come out the same way round.
-        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL",
-                          [date, currency, max_age_days])
-        names = [d[0] for d in cur.description]
-        offers = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-        usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, date]).fetchone()[0]
-    finally:
-        con.close()
-    return date, offers, usd
-
-
-def read_measurements(db_path: Path) -> list[dict[str, Any]]:
-    """The recorded benchmark results (measured_throughput; `gpuprices record`), none when
-    there is no warehouse yet."""
-    if not db_path.exists():
-        return []
-    con = db.connect(db_path, read_only=True)
-    try:
-        return benchmarks.measured(con)
-    finally:
-        con.close()
-
-
-def _money(x: float, cur: str) -> str:
-    return f"{x:,.2f} {cur}" if math.isfinite(x) else "—"
-
-
-def _fail(message: str) -> typer.Exit:
-    """Print the error; the caller raises the returned exit (status 2, a usage error)."""
-    err.print(f"[red]error:[/red] {message}")
-    return typer.Exit(2)
-
-
-def _currency_option(currency: str) -> str:
-    currency = currency.upper()
-    if currency not in ("USD", "EUR"):
-        raise _fail(f"currency must be USD or EUR, got {currency}")
-    return currency
-
-
-def _date_option(date: str | None) -> dt.date | None:
-    if not date:
-        return None
-    try:
-        return dt.date.fromisoformat(date)
-    except ValueError:
-        raise _fail(f"--date {date!r} is not YYYY-MM-DD") from None
-
-
-def _offers_or_exit(db_path: Path, day: dt.date | None, currency: str, max_age_days: int | None
-                    ) -> tuple[dt.date, list[dict], float | None]:
-    """read_offers, or exit 2 saying why there is nothing to rank."""
-    problem = warehouse_problem(db_path)
-    if problem:
-        raise _fail(escape(problem))
-    try:
-        day, offers, usd_factor = read_offers(db_path, day, currency, max_age_days)
-    except (ValueError, duckdb.Error) as exc:
-        raise _fail(f"{db_path}: {exc}") from None
-    if not offers:
-        raise _fail(f"no offers on {day}")
-    return day, offers, usd_factor
-
-
-def _fx_missing(offers: list[dict], usd_factor: float | None) -> list[str]:
-    """The currencies without a rate on the day: offers priced in them cannot be ranked."""
-    missing = {str(o["price_currency"]) for o in offers if o["price_per_hour"] is None}
-    if usd_factor is None:
-        missing.add("USD")
-    return sorted(missing)
-
-
 CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
 
 
@@ -332,10 +233,10 @@ def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool =
         t.add_row(str(i) if numbered else CHOICE_LABELS.get(r.choice or "", ""),
                   f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}", _age(r),
                   f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}{used}",
-                  _money(r.price_per_hour, currency), speed(r),
+                  money(r.price_per_hour, currency), speed(r),
                   f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
-                  _money(r.cost_to_finish, currency), _money(r.cost_per_checkpoint, currency),
-                  _money(r.marginal_checkpoint_cost, currency),
+                  money(r.cost_to_finish, currency), money(r.cost_per_checkpoint, currency),
+                  money(r.marginal_checkpoint_cost, currency),
                   f"{r.expected_preemptions:.2f}", _verdict(r), "; ".join(r.reasons),
                   style="bold" if r.choice and numbered else None)
     return t
@@ -372,7 +273,7 @@ def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = 
         for r in rows:
             if (r.stale or not r.firm) and not set_apart:
                 continue
-            d = _jsonable(r.as_dict())
+            d = jsonable(r.as_dict())
             d.pop("reason", None)
             out.append({"as_of": str(day), **d})
     return out
@@ -398,12 +299,12 @@ def rank(
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
     on-demand, spot and committed offer of each workload side by side."""
-    currency = _currency_option(currency)
-    day = _date_option(date)
-    workloads = _load(workload_file)
-    db_path = _data_dir(data_dir) / "warehouse.duckdb"
-    day, offers, usd_factor = _offers_or_exit(db_path, day, currency, max_age_days)
-    missing = _fx_missing(offers, usd_factor)
+    currency = currency_option(currency)
+    day = date_option(date)
+    workloads = load_workloads(workload_file)
+    db_path = data_dir_of(data_dir) / "warehouse.duckdb"
+    day, offers, usd_factor = offers_or_exit(db_path, day, currency, max_age_days)
+    missing = fx_missing(offers, usd_factor)
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes(),
                          measurements=read_measurements(db_path))
@@ -418,18 +319,6 @@ def rank(
                   f"currency {currency}")
     for name, rows in ranked.items():
         _print_workload(name, rows, top, currency)
-
-
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            out[k] = None
-        elif isinstance(v, dict):
-            out[k] = _jsonable(v)
-        else:
-            out[k] = v
-    return out
 
 
 def register(target: typer.Typer) -> None:

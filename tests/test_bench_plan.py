@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from flows.sizing_cli import read_offers
+from flows.rank_inputs import read_offers
 from sizing import bench_plan as bp
 from sizing.cost import CHECKPOINT_WRITE_GBS, checkpoint_gb
 from sizing.rank import rank

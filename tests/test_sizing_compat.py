@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.sizing_cli import app, read_offers
+from flows.rank_inputs import read_offers
+from flows.sizing_cli import app
 from sizing import compat
 from sizing.rank import rank
 from sizing.workload import VENDORS, WorkloadError, load_workloads, workload_from_dict

@@ -167,7 +167,7 @@ def test_w41_rank_sizes_the_64gpu_workload_per_gpu_and_refuses_fp8_on_ampere(w41
     the fp8 reason and still ranks H100 offers."""
     from dataclasses import replace
 
-    from flows.sizing_cli import read_offers
+    from flows.rank_inputs import read_offers
     from sizing.rank import rank
 
     _, offers, _ = read_offers(w41_settings.data_dir / "warehouse.duckdb", None)
