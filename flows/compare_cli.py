@@ -24,8 +24,9 @@ from flows.rank_inputs import (
     date_option,
     fail,
     jsonable,
+    warehouse_today,
 )
-from flows.warehouse_state import REPLAY_HINT, warehouse_problem
+from flows.warehouse_state import warehouse_problem
 from reports.rent_or_own import compare_demands
 from sizing.rent_or_own import OWNERSHIP_FIELDS, Demand, DemandError, load_demands
 from warehouse import db
@@ -68,13 +69,10 @@ def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
         raise fail(escape(problem))
     con = db.connect(db_path, read_only=True)
     try:
-        if day is None:
-            day = con.execute("SELECT as_of FROM latest_snapshot").fetchone()[0]
-            if day is None:
-                raise fail(f"the warehouse holds no offers: {REPLAY_HINT}")
+        day = day or warehouse_today(con)
         limit = db.age_limit(con, config_max_age_days(max_age_days))
         return compare_demands(con, day, currency, demands, limit)
-    except duckdb.Error as exc:
+    except (ValueError, duckdb.Error) as exc:
         raise fail(f"{db_path}: {escape(str(exc))}") from None
     finally:
         con.close()

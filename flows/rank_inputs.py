@@ -40,6 +40,15 @@ def data_dir_of(data_dir: Path | None) -> Path:
     return settings_from(data_dir).data_dir
 
 
+def warehouse_today(con: duckdb.DuckDBPyConnection) -> dt.date:
+    """The warehouse's "now": latest_snapshot.as_of. ValueError, saying what fills it, when the
+    warehouse holds no offers."""
+    row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
+    if not row or row[0] is None:
+        raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
+    return row[0]
+
+
 def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
                 max_age_days: int | None = None) -> tuple[dt.date, list[dict], float | None]:
     """What one could rent on `date` (default: the warehouse's today, latest_snapshot.as_of),
@@ -50,11 +59,7 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
     max_age_days = config_max_age_days(max_age_days)
     con = db.connect(db_path, read_only=True)
     try:
-        if date is None:
-            row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
-            if not row or row[0] is None:
-                raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
-            date = row[0]
+        date = date or warehouse_today(con)
         max_age_days = db.age_limit(con, max_age_days)
         # In a fixed order, so that equal costs always come out the same way round.
         cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL",
