@@ -14,8 +14,10 @@ Not GPU rentals, though they share the metric (../shared/PROVIDERS_MORE.md, Orac
 The chip is what follows the last "GPU -" (or "GPU Standard -") in `displayName`, whose spacing
 is untidy ("OCI- Compute - GPU - MI355X", "Compute  - GPU - A10"). Most are chip names mapped by
 warehouse/gpus.py; chips.csv (beside this module) names the two whose label alone is ambiguous
-(H100, "A100 - v2"). Generation labels without a chip (X7, V2, E3, E4) and "H100T" cannot be
-mapped from the list: their rows keep gpu_model None and are quarantined with their label.
+(H100, "A100 - v2") and the one platform label Oracle's Compute Shapes page ties to a single GPU
+series (E3: BM.GPU4, A100 40 GB). The other labels without a chip (X7: both P100 and V100 shapes
+are X7-based; V2; E4: its only GPU series is already priced as "A100 - v2") and "H100T" cannot be
+mapped: their rows keep gpu_model None and are quarantined with their label.
 """
 
 from __future__ import annotations
