@@ -16,13 +16,13 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from flows import (
     alerts,
     gates,
     load_steps,
     provider_classes,
+    publishing,
     run_journal,
     unknown_layout,
     warehouse_state,
@@ -114,7 +114,7 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
         try:
-            table = pq.read_table(path, columns=_REF_COLUMNS)
+            table = lake.read_columns(path, _REF_COLUMNS)
         except Exception:  # an unreadable old partition must not stop today's run
             continue
         rows = table.to_pylist()
@@ -285,6 +285,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
             r.errors.append(f"{r.provider}: not recorded: {problem}")
     finally:
         load_steps.close_quietly(con)
+    publishing.after_load(settings)  # when $GPUPRICES_PUBLISH names a store
     return alerts.finish_run(settings, run_id, results, others)
 
 
