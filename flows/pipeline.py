@@ -143,7 +143,12 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -
     res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures,
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
-    ref = reference(settings, provider, day)
+    try:
+        ref = reference(settings, provider, day)
+    except OSError as exc:  # a lake on object storage that cannot be reached or read
+        res.status = "failed"
+        res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
+        return res
     released, held = unknown_layout.split_released(ref, parsed.held)
     out = gates.run_gates(parsed.offers + released, ref)
     good, bad = out.good, out.bad + held

@@ -124,8 +124,14 @@ def client(bucket: str) -> S3Store:
     return _client(bucket, tuple(sorted(aws_config().items())))
 
 
+# What S3-compatible stores answer to a key pair they do not accept (some as a generic 403).
+_DENIED = ("403 Forbidden", "401 Unauthorized", "SignatureDoesNotMatch", "InvalidAccessKeyId",
+           "AccessDenied")
+
+
 def _why(exc: BaseException) -> str:
-    if isinstance(exc, PermissionDeniedError | UnauthenticatedError):
+    if isinstance(exc, PermissionDeniedError | UnauthenticatedError) or any(
+            d in str(exc) for d in _DENIED):
         return ("access denied: check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the "
                 "profile in ~/.aws/credentials)")
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
