@@ -7,9 +7,9 @@ in place: the new file is built beside the old one and renamed over it.
 
 On object storage (an `s3://bucket/prefix` root, warehouse/objstore.py) a day file is one object:
 an append reads it with its ETag and writes old bytes + new records back on condition that it is
-still that version (If-Match; If-None-Match for a new day file). A writer that finds it changed
-meanwhile reads it again and retries, so two writers of the same day never drop each other's
-records.
+still that version (If-Match; If-None-Match for a new day file; objstore.StorePath.append). A
+writer that finds it changed meanwhile reads it again and retries, so two writers of the same
+day never drop each other's records.
 """
 
 from __future__ import annotations
@@ -109,11 +109,6 @@ def future_problem(ts: dt.datetime, now: dt.datetime | None = None) -> str | Non
             f"allowed): refused")
 
 
-# How often an append to a day file on object storage is retried after another writer changed
-# it first: each retry re-reads the file, so only a writer losing this many races in a row fails.
-APPEND_TRIES = 8
-
-
 def archive_path(root: Path | str, provider: str, day: dt.date) -> Path:
     return objstore.location(root) / day.isoformat() / f"{provider}.warc.gz"
 
@@ -181,7 +176,7 @@ def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
             writer = WARCWriter(buf, gzip=True, warc_version="1.1")
             for cap in caps:
                 _write_records(writer, cap)
-            append_object(path, buf.getvalue())
+            path.append(buf.getvalue(), what="archive day file")
             continue
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
         part = path.with_name(path.name + ".part")
@@ -196,23 +191,6 @@ def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
             os.fsync(out.fileno())
         os.replace(part, path)
     return list(groups)
-
-
-def append_object(path: objstore.StorePath, records: bytes) -> None:
-    """Append WARC records (gzip members concatenate) to a day file on object storage by
-    compare-and-swap on its ETag, re-reading and retrying when another writer got there first."""
-    for _ in range(APPEND_TRIES):
-        try:
-            old, _meta, seen = path.get()
-        except FileNotFoundError:
-            old, seen = b"", None
-        try:
-            path.put(old + records, expect=seen, what="archive day file")
-            return
-        except objstore.ConflictError:
-            continue
-    raise objstore.ConflictError(f"{path}: other writers changed this archive day file "
-                                 f"{APPEND_TRIES} times during this append; nothing appended")
 
 
 def read_captures(path: Path) -> Iterator[Capture]:
@@ -332,7 +310,7 @@ class ArchiveSession:
         done = []
         for path, (part, fh, _) in self._open.items():
             if part is None:
-                append_object(path, fh.getvalue())
+                path.append(fh.getvalue(), what="archive day file")
                 done.append(path)
                 continue
             fh.close()

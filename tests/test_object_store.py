@@ -16,6 +16,7 @@ import pytest
 from flows import pipeline, run_journal
 from flows.config import Settings
 from spiders.archive import append_captures, list_archives, read_captures
+from tests import test_gates
 from tests.conftest import ROOT
 from tests.test_bulk_load import STORED
 from warehouse import lake, objstore
@@ -220,3 +221,13 @@ def test_credentials_come_from_the_variables_before_the_shared_files(tmp_path):
     assert objstore.aws_config(env) == {
         "access_key_id": "ENVKEY", "secret_access_key": "ENVSECRET", "region": "us-west-2",
         "endpoint": "http://h:1"}
+
+
+def test_quarantine_release_on_a_lake_in_the_store(s3, tmp_path):
+    # The same review, release and reparse as on disk (tests/test_gates.py), the lake and its
+    # released.jsonl on the store.
+    settings = Settings(data_dir=tmp_path / "data", archive_root=tmp_path / "snap",
+                        lake=objstore.location(f"{s3}/lake")).ensure()
+    test_gates.test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings)
+    assert lake.list_quarantine(settings.lake_root)
+    assert not (tmp_path / "data" / "lake").exists()

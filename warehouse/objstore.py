@@ -41,6 +41,9 @@ from obstore.exceptions import (
 from obstore.store import S3Store
 
 SCHEME = "s3://"
+# How often an append retries after another writer changed the object first: each retry
+# re-reads it, so only a writer losing this many races in a row fails.
+APPEND_TRIES = 8
 
 
 class StoreError(OSError):
@@ -316,6 +319,21 @@ class StorePath:
                       what: str = "") -> ObjectInfo:
         """Replace (or create) the object, conditional on the version seen just before."""
         return self.put(data, expect=self.head(), metadata=metadata, what=what)
+
+    def append(self, data: bytes, *, what: str = "") -> ObjectInfo:
+        """Append to the object (creating it) by compare-and-swap on its ETag: on a conflict
+        read it again and retry, so concurrent appenders never drop each other's bytes."""
+        for _ in range(APPEND_TRIES):
+            try:
+                old, _meta, seen = self.get()
+            except FileNotFoundError:
+                old, seen = b"", None
+            try:
+                return self.put(old + data, expect=seen, what=what)
+            except ConflictError:
+                continue
+        raise ConflictError(f"{self}: other writers changed {what or 'this object'} "
+                            f"{APPEND_TRIES} times during this append; nothing appended")
 
     def unlink(self, missing_ok: bool = False) -> None:
         try:
