@@ -178,9 +178,10 @@ def read_columns(path, columns: list[str]) -> pa.Table:
     return _read_table(path, columns)
 
 
-def _atomic_write(final: Path, write) -> None:
-    """`write(fh)` into a hidden `.part` beside `final`, fsynced, then renamed over it."""
-    tmp = final.parent / f".{PART_FILE}.{secrets.token_hex(6)}.part"
+def atomic_write(final: Path, write, stem: str = PART_FILE) -> None:
+    """`write(fh)` into a hidden `.<stem>.<random>.part` beside `final`, fsynced, then renamed
+    over it: `final` is the old file or the whole new one."""
+    tmp = final.parent / f".{stem}.{secrets.token_hex(6)}.part"
     try:
         with open(tmp, "wb") as fh:
             write(fh)
@@ -218,9 +219,9 @@ def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
 
     # Level 9 rather than the default 3: a year's lake is 12% smaller for about the same write
     # time (bench/warehouse_scale.py), and reading is as fast at any level.
-    _atomic_write(final, lambda fh: pq.write_table(
+    atomic_write(final, lambda fh: pq.write_table(
         table, _Hashing(fh), compression="zstd", compression_level=9))
-    _atomic_write(checksum_path(final), lambda fh: fh.write(
+    atomic_write(checksum_path(final), lambda fh: fh.write(
         f"{digest.hexdigest()}  {final.name}\n".encode()))
     # Make the renames themselves durable, not only the bytes.
     _fsync_dir(folder)

@@ -15,11 +15,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
-import secrets
 from pathlib import Path
 
-from warehouse import objstore
+from warehouse import lake, objstore
 
 POINTER = "latest.json"
 COPIES = "warehouse"
@@ -71,16 +69,7 @@ def pull(where: objstore.StorePath, to: Path) -> dict:
                            f"{pointer['sha256'][:12]}... named by {where / POINTER}; "
                            f"{to} left as it was")
     to.parent.mkdir(parents=True, exist_ok=True)
-    tmp = to.with_name(f".{to.name}.{secrets.token_hex(6)}.part")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, to)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    lake.atomic_write(to, lambda fh: fh.write(data), stem=to.name)
     stale_wal = to.with_name(to.name + ".wal")
     stale_wal.unlink(missing_ok=True)  # a log of the file just replaced would corrupt it
     return pointer | {"url": str(copy), "path": str(to)}
