@@ -5,6 +5,7 @@ races, wrong credentials) lose nothing and are said."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -15,11 +16,11 @@ import pytest
 
 from flows import pipeline, run_journal
 from flows.config import Settings
-from spiders.archive import append_captures, list_archives, read_captures
+from spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
 from tests import test_gates
 from tests.conftest import ROOT
 from tests.test_bulk_load import STORED
-from warehouse import lake, objstore
+from warehouse import lake, objstore, publish
 
 REPO_SNAPSHOTS = ROOT / "snapshots"
 # lake_loads stamps differ by nature (a file's mtime, an object's ETag); the rest must not.
@@ -231,3 +232,46 @@ def test_quarantine_release_on_a_lake_in_the_store(s3, tmp_path):
     test_gates.test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings)
     assert lake.list_quarantine(settings.lake_root)
     assert not (tmp_path / "data" / "lake").exists()
+
+
+def test_pull_refuses_a_copy_that_differs_from_its_pointer_and_keeps_the_local_file(s3,
+                                                                                   tmp_path):
+    env = {"GPUPRICES_PUBLISH": f"{s3}/shared"}
+    local = tmp_path / "warehouse.duckdb"
+    r = _gp("pull", "--to", str(local), env=env)
+    assert r.returncode == 1 and "no warehouse published there yet" in r.stderr
+    built = tmp_path / "built.duckdb"
+    duckdb.connect(str(built)).close()
+    pointer = publish.publish(built, objstore.location(f"{s3}/shared"))
+    local.write_bytes(b"the analyst's own copy")
+    objstore.location(pointer["url"]).put(b"damaged", expect=False)
+    r = _gp("pull", "--to", str(local), env=env)
+    assert r.returncode == 1 and "differs from" in r.stderr and pointer["url"] in r.stderr
+    assert local.read_bytes() == b"the analyst's own copy"
+    # A copy is never rewritten: a later publication is a new key, the pointer moves to it.
+    later = dt.datetime.fromisoformat(pointer["published_at"]) + dt.timedelta(minutes=1)
+    again = publish.publish(built, objstore.location(f"{s3}/shared"), now=later)
+    assert again["url"] != pointer["url"]
+    assert publish.latest(objstore.location(f"{s3}/shared"))["key"] == again["key"]
+    assert _gp("pull", "--to", str(local), env=env).returncode == 0
+    assert local.read_bytes() == built.read_bytes()
+
+
+def test_a_warehouse_with_an_unflushed_log_is_not_published(s3, tmp_path):
+    built = tmp_path / "built.duckdb"
+    duckdb.connect(str(built)).close()
+    built.with_name("built.duckdb.wal").write_bytes(b"pending")
+    with pytest.raises(publish.PublishError, match="not checkpointed"):
+        publish.publish(built, objstore.location(f"{s3}/shared"))
+    assert objstore.location(s3).walk() == []
+
+
+def test_a_crawl_session_archives_into_the_store(s3, runpod_archive):
+    (_day, _p, src), *_ = list_archives(runpod_archive)
+    caps = list(read_captures(src))
+    session = ArchiveSession(f"{s3}/archive", "runpod")
+    for cap in caps:
+        session.write(cap)
+    (dest,) = session.close()
+    assert [c.sha256 for c in read_captures(dest)] == [c.sha256 for c in caps]
+    assert list_archives(f"{s3}/archive") == [(caps[0].snapshot_date, "runpod", dest)]

@@ -38,7 +38,12 @@ def publish(db_path: Path, where: objstore.StorePath,
     digest = hashlib.sha256(data).hexdigest()
     now = now or dt.datetime.now(dt.UTC)
     copy = where / COPIES / f"{now:%Y%m%dT%H%M%S}Z-{digest[:12]}.duckdb"
-    copy.put(data, expect=None, metadata={"sha256": digest}, what="published warehouse")
+    try:
+        copy.put(data, expect=None, metadata={"sha256": digest}, what="published warehouse")
+    except objstore.ConflictError:
+        # The same bytes published within the same second: the copy is there, keep it.
+        if copy.get()[1].get("sha256") != digest:
+            raise
     pointer = {"key": copy.key, "sha256": digest, "size": len(data),
                "published_at": now.isoformat(timespec="seconds")}
     (where / POINTER).put_replacing(json.dumps(pointer, indent=1).encode(),
