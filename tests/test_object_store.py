@@ -24,8 +24,11 @@ from warehouse import lake, objstore, publish
 
 REPO_SNAPSHOTS = ROOT / "snapshots"
 # lake_loads stamps differ by nature (a file's mtime, an object's ETag); the rest must not.
+# The ECB rates come from the archive too (on the store in one run, on disk in the other).
 COMPARED = STORED | {"lake_loads": "SELECT snapshot_date, provider, file_size FROM lake_loads "
-                                   "ORDER BY ALL"}
+                                   "ORDER BY ALL",
+                     "fx_rates": "SELECT count(*), sum(hash(date, currency, rate_per_eur)) "
+                                 "FROM fx_rates"}
 
 
 def _replay(settings: Settings, providers) -> list:
