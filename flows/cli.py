@@ -26,6 +26,7 @@ from flows import (
     plan_cli,
     progress,
     provider_classes,
+    publishing,
     report_cli,
     run_journal,
     sizing_cli,
@@ -184,6 +185,7 @@ def load(
             rates = pipeline.load_fx(settings, con)
         finally:
             con.close()
+        publishing.after_load(settings)
     console.print(f"loaded {sum(counts.values())} rows from {len(counts)} partitions"
                   + (f"; {rates} ECB rates" if rates else ""))
     for _, problem in refused:
@@ -290,6 +292,7 @@ def sql(
 # rent/reserve/own, and the weekly report with the served schedules.
 for _module in (archive_cli, ops_cli, sizing_cli, plan_cli, bench_cli, compare_cli, report_cli):
     _module.register(app)
+publishing.register(app)  # `pull`: the latest warehouse published to object storage
 
 
 def main() -> None:

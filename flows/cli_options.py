@@ -13,8 +13,10 @@ from warehouse.contract import PROVIDERS
 DataDir = Annotated[Path | None, typer.Option(
     "--data-dir", help="Data folder (lake, warehouse.duckdb, Prefect home). "
                        "Default: $GPUPRICES_HOME or ./data")]
-ArchiveDir = Annotated[Path | None, typer.Option(
-    "--archive", help="Raw archive root. Default: $GPUPRICES_ARCHIVE or the repo's snapshots/")]
+# A text, not a Path: an `s3://bucket/prefix` archive must reach settings_from as written.
+ArchiveDir = Annotated[str | None, typer.Option(
+    "--archive", help="Raw archive root: a folder or s3://bucket/prefix. Default: "
+                      "$GPUPRICES_ARCHIVE or the repo's snapshots/")]
 ProviderOpt = Annotated[list[str] | None, typer.Option(
     "--provider", "-p", help="Provider (repeatable). Default: every configured provider.")]
 

@@ -1,4 +1,5 @@
-"""Where data goes: one data folder for the lake, the DuckDB file and Prefect's home."""
+"""Where data goes: one data folder for the lake, the DuckDB file and Prefect's home; the raw
+archive and the lake may live on object storage instead (`s3://bucket/prefix`, docs/deploy.md)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,20 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from warehouse import objstore
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
-    archive_root: Path
+    archive_root: Path | objstore.StorePath
+    lake: Path | objstore.StorePath | None = None  # None: <data_dir>/lake
 
     @property
-    def lake_root(self) -> Path:
-        return self.data_dir / "lake"
+    def lake_root(self) -> Path | objstore.StorePath:
+        return self.data_dir / "lake" if self.lake is None else self.lake
 
     @property
     def db_path(self) -> Path:
@@ -41,15 +45,26 @@ class Settings:
         return self
 
 
+def _where(value: str | Path | objstore.StorePath) -> Path | objstore.StorePath:
+    """A local folder (made absolute) or an `s3://bucket/prefix` location, as written."""
+    place = objstore.location(value if isinstance(value, objstore.StorePath) else str(value))
+    return place.resolve() if isinstance(place, Path) else place
+
+
 def settings_from(data_dir: str | Path | None = None,
                   archive_root: str | Path | None = None) -> Settings:
     """Data folder from the argument, else GPUPRICES_HOME, else ./data; the raw archive from the
-    argument, else GPUPRICES_ARCHIVE, else the repo's snapshots/ (which ships real captures)."""
+    argument, else GPUPRICES_ARCHIVE, else the repo's snapshots/ (which ships real captures);
+    the lake from GPUPRICES_LAKE, else <data folder>/lake. The archive and the lake may be
+    `s3://bucket/prefix` locations."""
     data = Path(data_dir or os.environ.get("GPUPRICES_HOME") or "data").resolve()
-    archive = Path(
-        archive_root or os.environ.get("GPUPRICES_ARCHIVE") or REPO_ROOT / "snapshots"
-    ).resolve()
-    return Settings(data_dir=data, archive_root=archive)
+    archive = _where(archive_root or os.environ.get("GPUPRICES_ARCHIVE")
+                     or REPO_ROOT / "snapshots")
+    lake = os.environ.get(LAKE_ENV, "").strip()
+    return Settings(data_dir=data, archive_root=archive, lake=_where(lake) if lake else None)
+
+
+LAKE_ENV = "GPUPRICES_LAKE"
 
 
 MAX_AGE_ENV = "GPUPRICES_MAX_AGE_DAYS"

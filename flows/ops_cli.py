@@ -24,7 +24,7 @@ from flows import alerts, pipeline
 from flows.cli_options import DataDir
 from flows.config import settings_from
 from flows.lock import run_lock  # the same lock as the nightly run: never both at once
-from warehouse import db, identity, lake
+from warehouse import db, identity, lake, objstore
 from warehouse.contract import OFFER_SCHEMA, PROVIDERS, ContractError
 
 quarantine_app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -109,16 +109,19 @@ def release_rows(settings, day: dt.date, provider: str, reason_like: str | None
     new = [r for r in rows.to_pylist() if _row_key(r) not in have]
     merged = pa.concat_tables([current, pa.Table.from_pylist(new, schema=current.schema)])
     # Record first: a crash after it leaves rows that a rerun of release (or a reparse) lets in.
-    with pipeline.releases_path(settings).open("a") as fh:
-        for r in rows.to_pylist():
-            ident = identity.of_row(r)
-            fh.write(json.dumps({"date": day.isoformat(), "provider": provider,
-                                 "identity": identity.to_record(ident),
-                                 "price_per_hour": r["price_per_hour"],
-                                 "released_at": dt.datetime.now(dt.UTC).isoformat()},
-                                default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    lines = "".join(json.dumps({"date": day.isoformat(), "provider": provider,
+                                "identity": identity.to_record(identity.of_row(r)),
+                                "price_per_hour": r["price_per_hour"],
+                                "released_at": dt.datetime.now(dt.UTC).isoformat()},
+                               default=str) + "\n" for r in rows.to_pylist())
+    where = pipeline.releases_path(settings)
+    if isinstance(where, objstore.StorePath):
+        where.append(lines.encode(), what="quarantine releases")
+    else:
+        with where.open("a") as fh:
+            fh.write(lines)
+            fh.flush()
+            os.fsync(fh.fileno())
     lake.write_partition(settings.lake_root, day, provider, merged)
     lake.write_quarantine(settings.lake_root, day, provider, keep)
     con = db.connect(settings.db_path)

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from flows import (
     alerts,
     gates,
     load_steps,
     provider_classes,
+    publishing,
     run_journal,
     unknown_layout,
     warehouse_state,
@@ -114,7 +114,7 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
         try:
-            table = pq.read_table(path, columns=_REF_COLUMNS)
+            table = lake.read_columns(path, _REF_COLUMNS)
         except Exception:  # an unreadable old partition must not stop today's run
             continue
         rows = table.to_pylist()
@@ -143,7 +143,12 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -
     res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures,
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
-    ref = reference(settings, provider, day)
+    try:
+        ref = reference(settings, provider, day)
+    except OSError as exc:  # a lake on object storage that cannot be reached or read
+        res.status = "failed"
+        res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
+        return res
     released, held = unknown_layout.split_released(ref, parsed.held)
     out = gates.run_gates(parsed.offers + released, ref)
     good, bad = out.good, out.bad + held
@@ -285,6 +290,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
             r.errors.append(f"{r.provider}: not recorded: {problem}")
     finally:
         load_steps.close_quietly(con)
+    publishing.after_load(settings)  # when $GPUPRICES_PUBLISH names a store
     return alerts.finish_run(settings, run_id, results, others)
 
 

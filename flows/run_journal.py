@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 
 from flows.config import Settings
-from warehouse import db
+from warehouse import db, objstore
 
 JOURNAL_SUFFIX = ".open"
 
@@ -35,7 +35,10 @@ def journal_path(settings: Settings, run_id: str) -> Path:
 def sweep_leftovers(settings: Settings) -> list[Path]:
     """Remove the hidden `.….part` files a killed or disk-full run left (summaries, lake
     partitions, a compaction copy and its WAL). Only under the run lock: no writer is at work."""
-    found = [*settings.runs_dir.glob(".*.part"), *settings.lake_root.rglob(".*.part"),
+    # A lake on object storage has none: its partitions are written by single PUTs.
+    lake_parts = [] if objstore.is_remote(settings.lake_root) else \
+        settings.lake_root.rglob(".*.part")
+    found = [*settings.runs_dir.glob(".*.part"), *lake_parts,
              *settings.data_dir.glob(f".{settings.db_path.name}.*.part"),
              *settings.data_dir.glob(f".{settings.db_path.name}.*.part.wal")]
     removed = []

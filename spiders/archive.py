@@ -4,10 +4,17 @@
 headers, body, capture time, SHA-256 of the body) and a `request` record (method, URL and body:
 GraphQL is a POST). A rerun on the same day appends; nothing already archived is ever rewritten
 in place: the new file is built beside the old one and renamed over it.
+
+On object storage (an `s3://bucket/prefix` root, warehouse/objstore.py) a day file is one object:
+an append reads it with its ETag and writes old bytes + new records back on condition that it is
+still that version (If-Match; If-None-Match for a new day file; objstore.StorePath.append). A
+writer that finds it changed meanwhile reads it again and retries, so two writers of the same
+day never drop each other's records.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import io
@@ -21,6 +28,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from warehouse import objstore
 from warehouse.contract import CaptureMeta
 
 H_PROVIDER = "X-Gpuprices-Provider"
@@ -101,8 +109,8 @@ def future_problem(ts: dt.datetime, now: dt.datetime | None = None) -> str | Non
             f"allowed): refused")
 
 
-def archive_path(root: Path, provider: str, day: dt.date) -> Path:
-    return Path(root) / day.isoformat() / f"{provider}.warc.gz"
+def archive_path(root: Path | str, provider: str, day: dt.date) -> Path:
+    return objstore.location(root) / day.isoformat() / f"{provider}.warc.gz"
 
 
 def _warc_date(ts: dt.datetime) -> str:
@@ -163,6 +171,13 @@ def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
     for cap in captures:
         groups.setdefault(archive_path(root, cap.provider, cap.snapshot_date), []).append(cap)
     for path, caps in groups.items():
+        if isinstance(path, objstore.StorePath):
+            buf = io.BytesIO()
+            writer = WARCWriter(buf, gzip=True, warc_version="1.1")
+            for cap in caps:
+                _write_records(writer, cap)
+            path.append(buf.getvalue(), what="archive day file")
+            continue
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
         part = path.with_name(path.name + ".part")
         with part.open("wb") as out:
@@ -182,7 +197,8 @@ def read_captures(path: Path) -> Iterator[Capture]:
     """Every capture in one archive file, in the order it was written."""
     pending: dict[str, Capture] = {}
     order: list[str] = []
-    with Path(path).open("rb") as fh:
+    path = objstore.location(path)
+    with path.open("rb") as fh:
         for rec in ArchiveIterator(fh):
             if rec.rec_type == "response":
                 rid = rec.rec_headers.get_header("WARC-Record-ID")
@@ -235,7 +251,15 @@ def latest_per_request(captures: Iterable[Capture]) -> list[Capture]:
 def list_archives(root: Path) -> list[tuple[dt.date, str, Path]]:
     """(snapshot date, provider, path) of every archive file under root, oldest first."""
     found = []
-    root = Path(root)
+    root = objstore.location(root)
+    if isinstance(root, objstore.StorePath):
+        for path, _info in root.walk():
+            day_name, _, name = path.key[len(root.key):].strip("/").partition("/")
+            with contextlib.suppress(ValueError):
+                if name.endswith(".warc.gz") and "/" not in name:
+                    found.append((dt.date.fromisoformat(day_name), name.removesuffix(".warc.gz"),
+                                  path))
+        return sorted(found, key=lambda item: (item[0], item[1]))
     if not root.is_dir():
         return found
     for day_dir in sorted(root.iterdir()):
@@ -254,7 +278,7 @@ class ArchiveSession:
     the next session on that folder merges it first, so no fetched response is lost."""
 
     def __init__(self, root: Path, provider: str) -> None:
-        self.root = Path(root)
+        self.root = objstore.location(root)
         self.provider = provider
         self._open: dict[Path, tuple[Path, object, WARCWriter]] = {}
         self.written = 0
@@ -265,20 +289,30 @@ class ArchiveSession:
 
     def write(self, cap: Capture) -> None:
         path = archive_path(self.root, cap.provider, cap.snapshot_date)
+        if path not in self._open and isinstance(path, objstore.StorePath):
+            # On object storage the session's records wait in memory and are appended (one
+            # compare-and-swap) when it closes: a session killed before that loses them.
+            buf = io.BytesIO()
+            self._open[path] = (None, buf, WARCWriter(buf, gzip=True, warc_version="1.1"))
         if path not in self._open:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             part = self._part_for(path)
             fh = part.open("ab")
             self._open[path] = (part, fh, WARCWriter(fh, gzip=True, warc_version="1.1"))
-        _, fh, writer = self._open[path]
+        part, fh, writer = self._open[path]
         _write_records(writer, cap)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if part is not None:
+            fh.flush()
+            os.fsync(fh.fileno())
         self.written += 1
 
     def close(self) -> list[Path]:
         done = []
         for path, (part, fh, _) in self._open.items():
+            if part is None:
+                path.append(fh.getvalue(), what="archive day file")
+                done.append(path)
+                continue
             fh.close()
             _merge_part(path, part)
             done.append(path)
@@ -287,6 +321,8 @@ class ArchiveSession:
 
     def recover(self) -> None:
         """Merge `.part` files left by sessions that did not close."""
+        if isinstance(self.root, objstore.StorePath):
+            return  # nothing is spooled outside memory on object storage
         for part in self.root.glob(f"*/{self.provider}.warc.gz.session-*.part"):
             pid = part.name.rsplit("session-", 1)[1].removesuffix(".part")
             if pid.isdigit() and _pid_alive(int(pid)):

@@ -123,7 +123,7 @@ class ArchivingSpider(scrapy.Spider):
         self.source = source_for(provider)
         self.plan = plan
         self.env = dict(env if env is not None else os.environ)
-        self.archive = ArchiveSession(Path(archive_root), provider)
+        self.archive = ArchiveSession(archive_root, provider)
         self.summary = summary
         self._secrets: list[str] = []
 
@@ -244,7 +244,7 @@ def run_crawl(provider: str, archive_root: Path, env: Mapping[str, str] | None =
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--provider", required=True)
-    ap.add_argument("--archive-root", required=True, type=Path)
+    ap.add_argument("--archive-root", required=True, help="a folder or s3://bucket/prefix")
     ap.add_argument("--summary", type=Path, help="write the crawl summary JSON here")
     ap.add_argument("--plan", type=Path, help="JSON list of requests instead of the provider's")
     ap.add_argument("--settings", help="JSON object of Scrapy settings to override")

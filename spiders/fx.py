@@ -175,7 +175,7 @@ def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], 
     wins over an earlier one for the same day and currency (the ECB occasionally corrects a
     rate). A capture that does not parse is reported, never fatal."""
     found: list[tuple[dt.datetime, Capture]] = []
-    for _day, provider, path in list_archives(Path(archive_root)):
+    for _day, provider, path in list_archives(archive_root):
         if provider != PROVIDER:
             continue
         for cap in latest_per_request(read_captures(path)):
@@ -236,5 +236,5 @@ def fetch_ecb(archive_root: Path | str, urls: Iterable[str] | None = None,
         status, headers, body = fetch(url)
         caps.append(Capture(provider=PROVIDER, url=url, body=body, captured_at=clock(),
                             status=status, headers=headers))
-    append_captures(Path(archive_root), caps)
+    append_captures(archive_root, caps)
     return caps

@@ -6,6 +6,7 @@ import pytest
 
 from spiders.crawl import CHROMIUM
 from spiders.importer import import_capture, parse_timestamp
+from tests.s3_server import BUCKET, S3Server
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -91,3 +92,22 @@ def w41_settings(tmp_path_factory):
     assert all(r.status != "failed" for r in results), [r.errors for r in results]
     pipeline.load(s, results, "20261011T020000-w41")
     return s
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A SeaweedFS S3 server on loopback ports, one per test worker, stopped at the end."""
+    server = S3Server(tmp_path_factory.mktemp("s3")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3(s3_server, monkeypatch, request) -> str:
+    """`s3://bucket/<test>`: a prefix of its own for each test, the AWS variables pointing at the
+    test server (shared AWS files switched off)."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    return f"s3://{BUCKET}/{request.node.name}"

@@ -17,6 +17,13 @@ Each file's SHA-256 is recorded beside it when it is written, in a hidden
 a copy cut short) raises ChecksumError naming it, so nothing loads a partition the pipeline did
 not write. A partition written before checksums were recorded has none and is read as it is.
 
+On object storage (an `s3://bucket/prefix` lake root, warehouse/objstore.py) a partition is one
+object written by one conditional PUT, visible whole or not at all, its SHA-256 in the object's
+own metadata (`x-amz-meta-sha256`) rather than a second object a reader could see out of step.
+The PUT carries the version the writer saw just before (If-Match, or If-None-Match for a new
+partition): a writer that lost a race to the same partition gets objstore.ConflictError naming
+it, and the winner's partition stays.
+
 Quarantine holds rows that failed the checks (e.g. a GPU wording that maps to no canonical
 model): all offer columns, every one nullable, plus a `reason`.
 """
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import os
 import re
 import secrets
@@ -35,6 +43,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from warehouse import objstore
 from warehouse.contract import (
     OFFER_SCHEMA,
     PRICING_MODELS,
@@ -55,6 +64,7 @@ QUARANTINE_SCHEMA = pa.schema(
 )
 
 CHECKSUM_SUFFIX = ".sha256"
+CHECKSUM_METADATA = "sha256"  # the user-metadata key of an object's SHA-256 on object storage
 
 
 class ChecksumError(ContractError):
@@ -88,7 +98,7 @@ def partition_path(
         raise ValueError(f"unknown lake area {area!r}")
     day = _as_date(snapshot_date)
     return (
-        Path(lake_root)
+        objstore.location(lake_root)
         / area
         / f"snapshot_date={day.isoformat()}"
         / f"provider={_check_provider(provider)}"
@@ -121,6 +131,8 @@ def _sha256(path: Path) -> str:
 def checksum_problem(path: Path | str) -> str | None:
     """Why a lake file cannot be trusted (its bytes differ from the checksum recorded when it was
     written), or None; a file written before checksums were recorded has none to differ from."""
+    if objstore.is_remote(path):
+        return _object_problem(objstore.location(path), *objstore.location(path).get()[:2])
     path = Path(path)
     recorded = checksum_path(path)
     if not recorded.exists():
@@ -134,9 +146,42 @@ def checksum_problem(path: Path | str) -> str | None:
             f"`gpuprices reparse`")
 
 
-def _atomic_write(final: Path, write) -> None:
-    """`write(fh)` into a hidden `.part` beside `final`, fsynced, then renamed over it."""
-    tmp = final.parent / f".{PART_FILE}.{secrets.token_hex(6)}.part"
+def _object_problem(path: objstore.StorePath, data: bytes, meta: dict[str, str]) -> str | None:
+    want = meta.get(CHECKSUM_METADATA, "")
+    got = hashlib.sha256(data).hexdigest()
+    if got == want:
+        return None
+    return (f"{path}: SHA-256 {got[:12]}... differs from {want[:12] or 'nothing'}..., recorded "
+            f"when the pipeline wrote it (edited or damaged since, or not written by the "
+            f"pipeline); rebuild it with `gpuprices reparse`")
+
+
+def _put_parquet(table: pa.Table, final: objstore.StorePath) -> objstore.StorePath:
+    """One conditional PUT of the whole file with its checksum in its metadata."""
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", compression_level=9)
+    data = buf.getvalue()
+    final.put_replacing(data, metadata={CHECKSUM_METADATA: hashlib.sha256(data).hexdigest()},
+                        what=f"lake partition {final.parent.parent.name}/{final.parent.name}")
+    return final
+
+
+def _read_table(path, columns: list[str] | None = None) -> pa.Table:
+    """A lake file as pyarrow reads it, local or on object storage (checksum not checked)."""
+    if objstore.is_remote(path):
+        path = pa.BufferReader(objstore.location(path).read_bytes())
+    return pq.read_table(path, columns=columns)
+
+
+def read_columns(path, columns: list[str]) -> pa.Table:
+    """Some columns of a lake file, as written (for comparing with earlier days)."""
+    return _read_table(path, columns)
+
+
+def atomic_write(final: Path, write, stem: str = PART_FILE) -> None:
+    """`write(fh)` into a hidden `.<stem>.<random>.part` beside `final`, fsynced, then renamed
+    over it: `final` is the old file or the whole new one."""
+    tmp = final.parent / f".{stem}.{secrets.token_hex(6)}.part"
     try:
         with open(tmp, "wb") as fh:
             write(fh)
@@ -152,6 +197,8 @@ def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
     """Write `table` to `final` so that `final` is either the old file or the complete new one,
     and record its checksum. A crash between the two renames leaves a file whose checksum does
     not match: refused on reading, rewritten by the next run of that day."""
+    if objstore.is_remote(final):
+        return _put_parquet(table, final)
     folder = final.parent
     folder.mkdir(parents=True, exist_ok=True)
     # Leftovers of a writer that was killed mid-write: never visible, but they take disk space.
@@ -172,9 +219,9 @@ def _atomic_write_parquet(table: pa.Table, final: Path) -> Path:
 
     # Level 9 rather than the default 3: a year's lake is 12% smaller for about the same write
     # time (bench/warehouse_scale.py), and reading is as fast at any level.
-    _atomic_write(final, lambda fh: pq.write_table(
+    atomic_write(final, lambda fh: pq.write_table(
         table, _Hashing(fh), compression="zstd", compression_level=9))
-    _atomic_write(checksum_path(final), lambda fh: fh.write(
+    atomic_write(checksum_path(final), lambda fh: fh.write(
         f"{digest.hexdigest()}  {final.name}\n".encode()))
     # Make the renames themselves durable, not only the bytes.
     _fsync_dir(folder)
@@ -247,13 +294,34 @@ def read_partition(
 def read_offers_file(path: Path | str) -> pa.Table:
     """A lake file conformed to the current contract. Raises ChecksumError for a file whose
     bytes differ from the checksum recorded when it was written."""
+    if objstore.is_remote(path):  # one GET: the bytes and the checksum they were written with
+        path = objstore.location(path)
+        data, meta, _ = path.get()
+        if problem := _object_problem(path, data, meta):
+            raise ChecksumError(problem)
+        return conform_table(pq.read_table(pa.BufferReader(data)))
     problem = checksum_problem(path)
     if problem:
         raise ChecksumError(problem)
     return conform_table(pq.read_table(path))
 
 
+def _list_objects(base: objstore.StorePath) -> list[tuple[dt.date, str, objstore.StorePath]]:
+    """The partitions under an area of a lake on object storage, from one listing."""
+    found = []
+    for path, _info in base.walk():
+        parts = path.key[len(base.key):].strip("/").split("/")
+        if len(parts) != 3 or parts[2] != PART_FILE:
+            continue
+        m_date, m_prov = _DATE_DIR.match(parts[0]), _PROVIDER_DIR.match(parts[1])
+        if m_date and m_prov:
+            found.append((dt.date.fromisoformat(m_date.group(1)), m_prov.group(1), path))
+    return sorted(found, key=lambda item: (item[0], item[1]))
+
+
 def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
+    if objstore.is_remote(lake_root):
+        return _list_objects(objstore.location(lake_root) / area)
     base = Path(lake_root) / area
     found: list[tuple[dt.date, str, Path]] = []
     if not base.is_dir():
@@ -339,4 +407,4 @@ def read_quarantine(
 ) -> pa.Table:
     """One quarantine partition in QUARANTINE_SCHEMA."""
     path = partition_path(lake_root, snapshot_date, provider, area=QUARANTINE_AREA)
-    return conform_quarantine(pq.read_table(path))
+    return conform_quarantine(_read_table(path))

@@ -5,6 +5,9 @@ warehouse locked past the wait, the process killed, a full disk) leaves partitio
 warehouse does not hold. Every load records the file state (size, modification time) of each
 partition it loaded in `lake_loads`, in the same transaction as the rows; `pending` lists the
 partitions the warehouse lacks or holds an older state of, so the next run loads them.
+
+On object storage the state is (size, a number from the object's ETag): an object's
+modification time has whole seconds only, its ETag changes with every rewrite.
 """
 
 from __future__ import annotations
@@ -15,15 +18,31 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from warehouse import bulk_append, lake, store
+from warehouse import bulk_append, lake, objstore, store
 from warehouse.connection import transaction
 
 Stamp = tuple[int, int]  # (size in bytes, modification time in ns)
 
 
-def stamp_of(path: Path) -> Stamp:
+def stamp_of(path: Path | objstore.StorePath) -> Stamp:
+    if isinstance(path, objstore.StorePath):
+        return _object_stamp(path.stat())
     st = path.stat()
     return st.st_size, st.st_mtime_ns
+
+
+def _object_stamp(info: objstore.ObjectInfo) -> Stamp:
+    return info.size, info.version_number
+
+
+def _stamps_now(lake_root: Path | str) -> dict:
+    """Every partition's current state; on object storage from one listing, not one request
+    per partition."""
+    parts = lake.list_partitions(lake_root)
+    if not objstore.is_remote(lake_root):
+        return {(d, p): (path, stamp_of(path)) for d, p, path in parts}
+    listed = dict((objstore.location(lake_root) / lake.OFFERS_AREA).walk())
+    return {(d, p): (path, _object_stamp(listed[path])) for d, p, path in parts}
 
 
 def _record(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, stamp: Stamp) -> None:
@@ -75,8 +94,7 @@ def pending(con: duckdb.DuckDBPyConnection, lake_root: Path | str
         "SELECT snapshot_date, provider, file_size, file_mtime_ns FROM lake_loads").fetchall()}
     held = set(con.execute("SELECT snapshot_date, provider FROM snapshot_dates").fetchall())
     out, adopted = [], []
-    for day, provider, path in lake.list_partitions(lake_root):
-        now = stamp_of(path)
+    for (day, provider), (path, now) in _stamps_now(lake_root).items():
         recorded = stamps.get((day, provider))
         if recorded is None and (day, provider) in held:
             adopted.append((day, provider, now))

@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from warehouse import identity, lake
+from warehouse import identity, lake, objstore
 from warehouse.connection import run, transaction
 from warehouse.contract import ContractError, conform_table
 from warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
@@ -396,7 +396,7 @@ def load_lake(
     loaded per (snapshot_date, provider). `read` is for tests (defaults to lake.read_offers_file).
     Partitions whose path is in `exclude` (refused by the caller) are left out.
     """
-    left_out = {Path(p) for p in exclude}
+    left_out = {objstore.location(p) if isinstance(p, str) else p for p in exclude}
     want_dates = None if dates is None else {as_date(d) for d in dates}
     want_providers = None if providers is None else set(providers)
     reader = read or lake.read_offers_file
