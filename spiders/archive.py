@@ -20,6 +20,7 @@ import hashlib
 import io
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -275,44 +276,45 @@ def list_archives(root: Path) -> list[tuple[dt.date, str, Path]]:
 class ArchiveSession:
     """Archive responses as they arrive during a crawl, one `.part` file per day file, merged
     into the day file when the session closes. A session that died leaves its `.part` behind;
-    the next session on that folder merges it first, so no fetched response is lost."""
+    the next session on that folder merges it first, so no fetched response is lost.
 
-    def __init__(self, root: Path, provider: str) -> None:
+    On object storage the `.part` files are spooled on local disk (`spool`, else
+    $GPUPRICES_SPOOL, else the system's temporary folder) and appended to the day object by
+    compare-and-swap when the session closes; the next session for the same store and provider
+    appends what a killed one left. A crash between that append and removing the spool file
+    appends those records twice: identical records of one request, which parsing reads once
+    (latest_per_request)."""
+
+    def __init__(self, root: Path | str, provider: str, spool: Path | str | None = None) -> None:
         self.root = objstore.location(root)
         self.provider = provider
+        self.spool = _spool_dir(self.root, spool)
         self._open: dict[Path, tuple[Path, object, WARCWriter]] = {}
         self.written = 0
         self.recover()
 
     def _part_for(self, path: Path) -> Path:
+        if isinstance(path, objstore.StorePath):
+            # The day's folder and file name, under this store location's spool.
+            path = self.spool / path.parent.name / path.name
         return path.with_name(f"{path.name}.session-{os.getpid()}.part")
 
     def write(self, cap: Capture) -> None:
         path = archive_path(self.root, cap.provider, cap.snapshot_date)
-        if path not in self._open and isinstance(path, objstore.StorePath):
-            # On object storage the session's records wait in memory and are appended (one
-            # compare-and-swap) when it closes: a session killed before that loses them.
-            buf = io.BytesIO()
-            self._open[path] = (None, buf, WARCWriter(buf, gzip=True, warc_version="1.1"))
         if path not in self._open:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             part = self._part_for(path)
+            part.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             fh = part.open("ab")
             self._open[path] = (part, fh, WARCWriter(fh, gzip=True, warc_version="1.1"))
-        part, fh, writer = self._open[path]
+        _, fh, writer = self._open[path]
         _write_records(writer, cap)
-        if part is not None:
-            fh.flush()
-            os.fsync(fh.fileno())
+        fh.flush()
+        os.fsync(fh.fileno())
         self.written += 1
 
     def close(self) -> list[Path]:
         done = []
         for path, (part, fh, _) in self._open.items():
-            if part is None:
-                path.append(fh.getvalue(), what="archive day file")
-                done.append(path)
-                continue
             fh.close()
             _merge_part(path, part)
             done.append(path)
@@ -321,13 +323,30 @@ class ArchiveSession:
 
     def recover(self) -> None:
         """Merge `.part` files left by sessions that did not close."""
-        if isinstance(self.root, objstore.StorePath):
-            return  # nothing is spooled outside memory on object storage
-        for part in self.root.glob(f"*/{self.provider}.warc.gz.session-*.part"):
+        base = self.spool if isinstance(self.root, objstore.StorePath) else self.root
+        if not base.is_dir():
+            return
+        for part in base.glob(f"*/{self.provider}.warc.gz.session-*.part"):
             pid = part.name.rsplit("session-", 1)[1].removesuffix(".part")
             if pid.isdigit() and _pid_alive(int(pid)):
                 continue
-            _merge_part(part.with_name(f"{self.provider}.warc.gz"), part)
+            name = f"{self.provider}.warc.gz"
+            target = (self.root / part.parent.name / name
+                      if isinstance(self.root, objstore.StorePath) else part.with_name(name))
+            _merge_part(target, part)
+
+
+SPOOL_ENV = "GPUPRICES_SPOOL"
+
+
+def _spool_dir(root: Path | objstore.StorePath, spool: Path | str | None) -> Path:
+    """Where a session on object storage spools its records: one folder per bucket and prefix,
+    so sessions for different stores never merge into each other's day files."""
+    if not isinstance(root, objstore.StorePath):
+        return Path(root)
+    base = Path(spool or os.environ.get(SPOOL_ENV)
+                or Path(tempfile.gettempdir()) / "gpuprices-spool")
+    return base / root.bucket / (root.key or "_")
 
 
 def _pid_alive(pid: int) -> bool:
@@ -340,7 +359,11 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _merge_part(path: Path, part: Path) -> None:
+def _merge_part(path: Path | objstore.StorePath, part: Path) -> None:
+    if isinstance(path, objstore.StorePath):
+        path.append(part.read_bytes(), what="archive day file")
+        part.unlink()
+        return
     tmp = path.with_name(path.name + ".merge.part")
     with tmp.open("wb") as out:
         for src in (path, part):

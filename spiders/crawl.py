@@ -117,13 +117,14 @@ class ArchivingSpider(scrapy.Spider):
 
     def __init__(self, provider: str, archive_root: str, summary: dict[str, Any],
                  env: Mapping[str, str] | None = None,
-                 plan: list[RequestSpec] | None = None, **kwargs: Any) -> None:
+                 plan: list[RequestSpec] | None = None, spool: str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.provider = provider
         self.source = source_for(provider)
         self.plan = plan
         self.env = dict(env if env is not None else os.environ)
-        self.archive = ArchiveSession(archive_root, provider)
+        self.archive = ArchiveSession(archive_root, provider, spool=spool)
         self.summary = summary
         self._secrets: list[str] = []
 
@@ -225,8 +226,8 @@ def load_plan(path: Path) -> list[RequestSpec]:
 
 
 def run_crawl(provider: str, archive_root: Path, env: Mapping[str, str] | None = None,
-              plan: list[RequestSpec] | None = None, settings: dict[str, Any] | None = None
-              ) -> dict[str, Any]:
+              plan: list[RequestSpec] | None = None, settings: dict[str, Any] | None = None,
+              spool: Path | None = None) -> dict[str, Any]:
     """Crawl one provider in this process (once per process: the reactor cannot restart)."""
     summary: dict[str, Any] = {"provider": provider, "archived": [], "errors": []}
     env = dict(env if env is not None else os.environ)
@@ -234,7 +235,8 @@ def run_crawl(provider: str, archive_root: Path, env: Mapping[str, str] | None =
     merged = crawl_settings(any(s.browser for s in specs)) | (settings or {})
     process = CrawlerProcess(settings=merged)
     process.crawl(ArchivingSpider, provider=provider, archive_root=str(archive_root),
-                  summary=summary, env=env, plan=specs)
+                  summary=summary, env=env, plan=specs,
+                  spool=str(spool) if spool else None)
     process.start()
     if not summary["archived"] and not summary["errors"]:
         summary["errors"].append({"url": "", "error": "the crawl fetched nothing"})
@@ -246,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--provider", required=True)
     ap.add_argument("--archive-root", required=True, help="a folder or s3://bucket/prefix")
     ap.add_argument("--summary", type=Path, help="write the crawl summary JSON here")
+    ap.add_argument("--spool", type=Path, help="local folder where a crawl into object storage "
+                    "keeps its responses until they are appended (default $GPUPRICES_SPOOL)")
     ap.add_argument("--plan", type=Path, help="JSON list of requests instead of the provider's")
     ap.add_argument("--settings", help="JSON object of Scrapy settings to override")
     args = ap.parse_args(argv)
@@ -255,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         args.provider, args.archive_root,
         plan=load_plan(args.plan) if args.plan else None,
         settings=json.loads(overrides) if overrides else None,
+        spool=args.spool,
     )
     text = json.dumps(summary, indent=2)
     if args.summary:

@@ -278,3 +278,23 @@ def test_a_crawl_session_archives_into_the_store(s3, runpod_archive):
     (dest,) = session.close()
     assert [c.sha256 for c in read_captures(dest)] == [c.sha256 for c in caps]
     assert list_archives(f"{s3}/archive") == [(caps[0].snapshot_date, "runpod", dest)]
+
+
+def test_a_crawl_killed_on_the_store_is_recovered_from_its_local_spool(s3, runpod_archive,
+                                                                       tmp_path):
+    """A session on the store spools to local disk as it goes: when it dies before closing,
+    the next session for that store and provider appends what it had fetched."""
+    (_day, _p, src), *_ = list_archives(runpod_archive)
+    caps = list(read_captures(src))
+    spool = tmp_path / "spool"
+    dead = ArchiveSession(f"{s3}/archive", "runpod", spool=spool)
+    for cap in caps:
+        dead.write(cap)
+    # The crash: the spool file stays, its process is gone, nothing reached the store.
+    (part,) = list(spool.rglob("runpod.warc.gz.session-*.part"))
+    part.rename(part.with_name("runpod.warc.gz.session-999999999.part"))
+    assert list_archives(f"{s3}/archive") == []
+    ArchiveSession(f"{s3}/archive", "runpod", spool=spool).close()
+    ((_, _, dest),) = list_archives(f"{s3}/archive")
+    assert [c.sha256 for c in read_captures(dest)] == [c.sha256 for c in caps]
+    assert not list(spool.rglob("*.part"))
