@@ -298,3 +298,28 @@ def test_a_crawl_killed_on_the_store_is_recovered_from_its_local_spool(s3, runpo
     ((_, _, dest),) = list_archives(f"{s3}/archive")
     assert [c.sha256 for c in read_captures(dest)] == [c.sha256 for c in caps]
     assert not list(spool.rglob("*.part"))
+
+
+def test_an_aws_409_conflict_is_a_lost_race_and_an_append_retries_it(s3, monkeypatch):
+    """AWS answers two conditional writes racing each other with 409
+    ConditionalRequestConflict (SeaweedFS never does, so the answer is injected once)."""
+    from obstore.exceptions import GenericError
+
+    day = objstore.location(f"{s3}/archive/2026-01-01/runpod.warc.gz")
+    real_put = objstore.obstore.put
+    calls = []
+
+    def put_conflicting_once(*args, **kwargs):
+        calls.append(kwargs.get("mode"))
+        if len(calls) == 1:
+            raise GenericError("Client error with status 409 Conflict: "
+                               "<Code>ConditionalRequestConflict</Code>")
+        return real_put(*args, **kwargs)
+
+    monkeypatch.setattr(objstore.obstore, "put", put_conflicting_once)
+    with pytest.raises(objstore.ConflictError, match="409"):
+        day.put(b"x", expect=None, what="archive day file")
+    calls.clear()
+    day.append(b"records", what="archive day file")
+    assert len(calls) == 2  # the 409, then the retry that landed
+    assert day.get()[0] == b"records"

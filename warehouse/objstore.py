@@ -167,6 +167,14 @@ class ObjectInfo:
             return self.st_mtime_ns
 
 
+def _concurrent_conflict(exc: BaseException) -> bool:
+    """AWS answers a conditional write racing another one with 409 ConditionalRequestConflict
+    and asks the client to retry (S3 User Guide, "How to prevent object overwrites with
+    conditional writes"): the same outcome as a failed precondition, so the same error."""
+    text = str(exc)
+    return "ConditionalRequestConflict" in text or "409 Conflict" in text
+
+
 @dataclass(frozen=True)
 class StorePath:
     """One key (or key prefix) in a bucket, read like a pathlib.Path."""
@@ -312,6 +320,10 @@ class StorePath:
                 f"{self}: another writer wrote {what or 'this object'} first (this writer "
                 f"saw it {seen}); its data stays, this write was not made") from None
         except BaseError as exc:
+            if _concurrent_conflict(exc):
+                raise ConflictError(
+                    f"{self}: another writer was writing {what or 'this object'} at the same "
+                    f"time (409 ConditionalRequestConflict); this write was not made") from None
             raise self._fail(f"writing {what}".strip(), exc) from None
         return ObjectInfo(self.key, len(data), res.get("e_tag"), dt.datetime.now(dt.UTC))
 
