@@ -91,3 +91,15 @@ def w41_settings(tmp_path_factory):
     assert all(r.status != "failed" for r in results), [r.errors for r in results]
     pipeline.load(s, results, "20261011T020000-w41")
     return s
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real Prefect server (`prefect server start`) on a free 127.0.0.1 port with its SQLite
+    database in a temporary folder, one per test session (it takes 15-25 s to start); yields
+    its API URL and stops it at the end. For the team-mode and service tests only."""
+    from flows.service import local_server
+
+    home = tmp_path_factory.mktemp("prefect-server")
+    with local_server(home, ui=False) as api_url:
+        yield api_url

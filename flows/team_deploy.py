@@ -1,0 +1,139 @@
+"""The team mode on a Prefect server: the work pool, the global concurrency limits, one
+deployment per provider crawl and one for the load (flows/team.py), and a worker that runs them.
+
+The deployments name their flows by module path (`flows.team.crawl_provider`), not by a file
+of the machine that registered them: the package installed on the worker (a virtualenv, a
+Docker image, a Kubernetes pod) is the code, so no pull step fetches any and the same
+deployments run on a process, Docker or Kubernetes pool unchanged (an image for the latter two
+comes from `--image` / GPUPRICES_IMAGE as the job variable `image`).
+
+Every worker registers the same deployments when it starts (idempotent: a deployment is
+updated in place), so the server knows them as soon as one worker is up.
+
+Import this module only after Prefect's environment is set (flows.config.prefect_env).
+"""
+
+from __future__ import annotations
+
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
+from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
+from prefect.deployments.runner import RunnerDeployment
+from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+from prefect.schedules import Cron
+from prefect.workers.base import BaseWorker
+
+from flows import team
+from flows.schedules import LOAD_CRON, NIGHTLY_CRON, TIMEZONE
+from flows.service import run_until_signal
+
+CRAWL_ENTRYPOINT = "flows.team.crawl_provider"
+LOAD_ENTRYPOINT = "flows.team.load_lake"
+LOAD_DEPLOYMENT = "gpuprices-load/load"
+# A run due while the deployment's previous one is still going is cancelled, not queued.
+ONE_AT_A_TIME = ConcurrencyLimitConfig(
+    limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW)
+
+
+class PoolError(RuntimeError):
+    """The work pool cannot be used as asked (wrong type, no worker for its type here)."""
+
+
+def crawl_deployment_name(provider: str) -> str:
+    return f"gpuprices-crawl/{provider}"
+
+
+def _deployment(entrypoint: str, name: str, pool: str, cron: str | None, parameters: dict,
+                description: str, tags: list[str], image: str | None) -> RunnerDeployment:
+    d = RunnerDeployment.from_entrypoint(
+        entrypoint, name=name, work_pool_name=pool, parameters=parameters,
+        schedules=[Cron(cron, timezone=TIMEZONE)] if cron else None,
+        concurrency_limit=ONE_AT_A_TIME, description=description, tags=["gpuprices", *tags],
+        job_variables={"image": image} if image else None)
+    # Not the registering machine's folder: the worker imports the installed package.
+    d._path = None
+    return d
+
+
+def build_deployments(providers: list[str], pool: str, crawl_cron: str | None = NIGHTLY_CRON,
+                      load_cron: str | None = LOAD_CRON, image: str | None = None
+                      ) -> list[RunnerDeployment]:
+    """One crawl deployment per provider (scheduled together at `crawl_cron`: the workers
+    share them out) and the load (every `load_cron`: picks up what the crawls wrote)."""
+    out = [_deployment(CRAWL_ENTRYPOINT, p, pool, crawl_cron,
+                       {"provider": p, "data_dir": "", "archive_root": "", "replay": ""},
+                       f"Crawl {p}, parse, check and write its lake partition.", ["crawl", p],
+                       image) for p in providers]
+    out.append(_deployment(LOAD_ENTRYPOINT, "load", pool, load_cron,
+                           {"data_dir": "", "archive_root": ""},
+                           "Load every lake partition the warehouse lacks; write the run "
+                           "summary. The only writer of the warehouse.", ["load"], image))
+    return out
+
+
+def ensure_pool(pool: str, pool_type: str) -> bool:
+    """Create the work pool with its type's default job template unless it exists; True when
+    created. Refuses a pool of another type, or a type no installed worker runs."""
+    with get_client(sync_client=True) as client:
+        try:
+            found = client.read_work_pool(pool)
+        except ObjectNotFound:
+            found = None
+        if found is not None:
+            if found.type != pool_type:
+                raise PoolError(f"work pool {pool!r} is of type {found.type!r}, not "
+                                f"{pool_type!r}: start the worker with --type {found.type}")
+            return False
+        worker_cls = worker_class(pool_type)
+        try:
+            client.create_work_pool(WorkPoolCreate(
+                name=pool, type=pool_type,
+                base_job_template=worker_cls.get_default_base_job_template()))
+        except ObjectAlreadyExists:  # another worker created it a moment ago
+            return False
+    return True
+
+
+def worker_class(pool_type: str) -> type[BaseWorker]:
+    cls = BaseWorker.get_worker_class_from_type(pool_type)
+    if cls is None:
+        raise PoolError(f"no Prefect worker for pools of type {pool_type!r} is installed here "
+                        f"(docker: pip install prefect-docker; kubernetes: pip install "
+                        f"prefect-kubernetes)")
+    return cls
+
+
+def ensure_limits(providers: list[str]) -> list[str]:
+    """The global concurrency limits the flows take (1 slot each), created when missing; an
+    existing one is left as its operator set it. Returns the names created."""
+    created = []
+    with get_client(sync_client=True) as client:
+        for name in [team.WAREHOUSE_LIMIT, *(team.crawl_limit(p) for p in providers)]:
+            try:
+                client.read_global_concurrency_limit_by_name(name)
+                continue
+            except ObjectNotFound:
+                pass
+            try:
+                client.create_global_concurrency_limit(
+                    GlobalConcurrencyLimitCreate(name=name, limit=1))
+                created.append(name)
+            except ObjectAlreadyExists:
+                continue
+    return created
+
+
+def register(deployments: list[RunnerDeployment]) -> None:
+    for d in deployments:
+        d.apply()
+
+
+def run_worker(pool: str, pool_type: str, name: str | None, limit: int | None,
+               printer=print) -> None:
+    """Run a worker of the pool in this process until SIGTERM or Ctrl-C; each flow run it takes
+    runs in its own child process (process pools) or container. Returns after the worker has
+    left the pool cleanly (its API client still open: the server is elsewhere)."""
+    worker = worker_class(pool_type)(work_pool_name=pool, name=name, limit=limit)
+    # Cancelling start() makes the worker leave its loops and tear down (its runs' control
+    # channel closed, the pool told) before the event loop ends.
+    run_until_signal(worker.start(printer=printer))

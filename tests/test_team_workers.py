@@ -1,0 +1,148 @@
+"""The team mode on a real Prefect server (tests/conftest.py `prefect_server`, loopback only):
+a process work pool, two `gpuprices worker` processes (one flow run at a time each), two
+providers' crawl deployments run at once from the bundled snapshots (replay), then the load
+deployment once. Both crawls ran, on different workers; the warehouse holds both providers'
+rows, loaded exactly once; a second load finds nothing to do; the workers stop cleanly on
+SIGTERM."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from warehouse import lake
+
+ROOT = Path(__file__).resolve().parents[1]
+GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
+POOL = "test-pool"
+PROVIDERS = ("lambda", "runpod")  # several archived days each (snapshots/manifest.csv)
+WAIT_S = 600  # a bound against a hang, not a speed claim
+
+
+def _env(api_url: str, tmp: Path, name: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GPUPRICES_"))}
+    return env | {"PREFECT_API_URL": api_url, "PREFECT_HOME": str(tmp / f"prefect-{name}"),
+                  "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
+                  # Poll often, so that both workers see the two runs while each runs one.
+                  "PREFECT_WORKER_QUERY_SECONDS": "2", "GPUPRICES_HOME": str(tmp / "data")}
+
+
+def _start_worker(api_url: str, tmp: Path, name: str) -> tuple[subprocess.Popen, Path]:
+    log = tmp / f"{name}.log"
+    proc = subprocess.Popen(
+        [GPUPRICES, "worker", "--pool", POOL, "--name", name, "--limit", "1",
+         "--archive", str(ROOT / "snapshots")],
+        stdout=log.open("w"), stderr=subprocess.STDOUT, env=_env(api_url, tmp, name),
+        start_new_session=True)
+    deadline = time.monotonic() + WAIT_S
+    while f"Worker '{name}' started" not in log.read_text():
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.5)
+    return proc, log
+
+
+def _wait_final(client, run_id):
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        run = client.read_flow_run(run_id)
+        if run.state is not None and run.state.is_final():
+            return run
+        assert time.monotonic() < deadline, f"flow run {run.name} still {run.state}"
+        time.sleep(1)
+
+
+def _run(client, deployment: str, parameters: dict):
+    dep = client.read_deployment_by_name(deployment)
+    return client.create_flow_run_from_deployment(dep.id, parameters=parameters)
+
+
+@pytest.fixture(scope="module")
+def team(prefect_server, tmp_path_factory):
+    """Two workers of one process pool; yields (api_url, data folder, workers and logs)."""
+    tmp = tmp_path_factory.mktemp("team")
+    workers = [_start_worker(prefect_server, tmp, "worker-a")]
+    workers.append(_start_worker(prefect_server, tmp, "worker-b"))  # registers again: idempotent
+    yield prefect_server, tmp / "data", workers
+    for proc, _ in workers:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def client(team):
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: team[0]}), \
+            get_client(sync_client=True) as c:
+        yield c
+
+
+def test_crawls_on_two_workers_then_one_load(team, client):
+    _, data, _ = team
+    common = {"data_dir": str(data), "archive_root": str(ROOT / "snapshots")}
+    crawls = [_run(client, f"gpuprices-crawl/{p}", {"provider": p, "replay": "all", **common})
+              for p in PROVIDERS]
+    crawls = [_wait_final(client, r.id) for r in crawls]
+    assert [r.state.type.value for r in crawls] == ["COMPLETED", "COMPLETED"], \
+        [r.state.message for r in crawls]
+    workers = {r.labels.get("prefect.worker.name") for r in crawls}
+    assert workers == {"worker-a", "worker-b"}  # one crawl on each worker
+    assert len({r.infrastructure_pid for r in crawls}) == 2
+
+    # The crawls wrote the lake and never the warehouse: the load is its only writer.
+    parts = [(d, p, path) for d, p, path in lake.list_partitions(data / "lake")]
+    assert {p for _, p, _ in parts} == set(PROVIDERS)
+    assert not (data / "warehouse.duckdb").exists()
+    lake_rows = sum(pq.read_metadata(path).num_rows for _, _, path in parts)
+
+    load = _wait_final(client, _run(client, "gpuprices-load/load", common).id)
+    assert load.state.is_completed(), load.state.message
+    again = _wait_final(client, _run(client, "gpuprices-load/load", common).id)
+    assert again.state.is_completed(), again.state.message
+
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    try:
+        per_provider = dict(con.execute(
+            "SELECT provider, count(*) FROM offers GROUP BY provider").fetchall())
+        runs = con.execute("SELECT run_id, provider, snapshot_date, status FROM runs"
+                           ).fetchall()
+        loads = con.execute("SELECT count(*) FROM lake_loads").fetchall()[0][0]
+    finally:
+        con.close()
+    assert set(per_provider) == set(PROVIDERS) and min(per_provider.values()) > 0
+    assert sum(per_provider.values()) == lake_rows  # every lake row, once
+    # One run (the first load) recorded every partition once; the second load recorded none.
+    assert len({r[0] for r in runs}) == 1
+    assert sorted((r[1], r[2]) for r in runs) == sorted((p, d) for d, p, _ in parts)
+    assert {r[3] for r in runs} == {"ok"}
+    assert loads == len(parts)
+    assert len(list((data / "runs").glob("*.md"))) == 1
+
+
+def test_deployments_and_limits_registered(client):
+    names = {f"{d.flow_id}/{d.name}" for d in client.read_deployments()}
+    crawl = {d.name for d in client.read_deployments() if d.entrypoint
+             == "flows.team.crawl_provider"}
+    assert {"lambda", "runpod", "aws"} <= crawl and len(names) >= len(crawl) + 1
+    load = client.read_deployment_by_name("gpuprices-load/load")
+    assert load.entrypoint == "flows.team.load_lake" and load.work_pool_name == POOL
+    assert load.path is None and not load.pull_steps  # the installed package is the code
+    limits = {lim.name: lim.limit for lim in client.read_global_concurrency_limits(limit=200)}
+    assert limits["gpuprices-warehouse"] == 1 and limits["gpuprices-crawl-lambda"] == 1
+
+
+def test_workers_stop_cleanly_on_sigterm(team):
+    for proc, _ in team[2]:
+        proc.send_signal(signal.SIGTERM)  # the worker process alone, as Kubernetes does
+    for proc, log in team[2]:
+        assert proc.wait(timeout=120) == 0, log.read_text()
+        text = log.read_text()
+        assert "Traceback" not in text and "worker stopped" in text, text
