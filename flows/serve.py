@@ -102,6 +102,10 @@ def describe(deployments: list[RunnerDeployment]) -> list[str]:
     return lines
 
 
+def _leave_to_the_loop(*_args) -> None:
+    """SIGTERM's Python-level handler does nothing: the event loop hears it (run_until_signal)."""
+
+
 def serve_deployments(deployments: list[RunnerDeployment],
                       printer=print) -> None:  # pragma: no cover (tests/test_service_stop.py)
     """Register the deployments with the Prefect API, say which ones, and run their flows here
@@ -113,8 +117,11 @@ def serve_deployments(deployments: list[RunnerDeployment],
     printer(f"deployments registered and served ({len(deployments)}):")
     for line in describe(deployments):
         printer(line)
+    # One stop path for SIGTERM and Ctrl-C: run_until_signal calls the runner's own stop
+    # (astop: its runs cancelled, its schedules paused). The handler Runner.start installs for
+    # SIGTERM would exit at once when the runner is not fully started.
+    runner.handle_sigterm = _leave_to_the_loop
     try:
-        # A signal stops the runner its own way (astop: its runs cancelled, schedules paused).
         run_until_signal(runner.start(), stop=runner.astop)
     except (KeyboardInterrupt, TerminationSignal):
         pass  # a second signal while stopping: the runner's clean-up was cut short

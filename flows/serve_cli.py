@@ -51,13 +51,13 @@ def serve(
     with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
         if os.environ.get("PREFECT_API_URL"):
             _serve(settings, nightly_cron, weekly_cron, currency, workloads)
-            return
-        console.print("starting a Prefect server on 127.0.0.1 (set PREFECT_API_URL to use one "
-                      "that runs elsewhere)", highlight=False)
-        with local_server(settings.prefect_home, port=port) as api_url:
-            os.environ["PREFECT_API_URL"] = api_url
-            console.print(f"Prefect UI: {api_url.removesuffix('/api')}", highlight=False)
-            _serve(settings, nightly_cron, weekly_cron, currency, workloads)
+        else:
+            console.print("starting a Prefect server on 127.0.0.1 (set PREFECT_API_URL to use "
+                          "one that runs elsewhere)", highlight=False)
+            with local_server(settings.prefect_home, port=port) as api_url:
+                os.environ["PREFECT_API_URL"] = api_url
+                console.print(f"Prefect UI: {api_url.removesuffix('/api')}", highlight=False)
+                _serve(settings, nightly_cron, weekly_cron, currency, workloads)
     console.print("stopped", highlight=False)
 
 
