@@ -95,6 +95,17 @@ def local_server(home: Path, port: int = 0, ui: bool = True, log: Path | None = 
         _stop(proc)
 
 
+def wait_for_line(proc: subprocess.Popen, log: Path, text: str, timeout_s: float) -> None:
+    """Wait until a child process's log holds `text` (a worker or `serve` saying it is ready);
+    raises with the log when the process ends first or the time runs out."""
+    deadline = time.monotonic() + timeout_s
+    while text not in log.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            state = "still running" if proc.poll() is None else f"exited {proc.returncode}"
+            raise RuntimeError(f"{text!r} not seen (process {state}):\n{log.read_text()}")
+        time.sleep(0.5)
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 

@@ -15,6 +15,7 @@ Import this module only after Prefect's environment is set (flows.config.prefect
 
 from __future__ import annotations
 
+import httpx
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
 from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
@@ -30,23 +31,30 @@ from flows.service import run_until_signal
 CRAWL_ENTRYPOINT = "flows.team.crawl_provider"
 LOAD_ENTRYPOINT = "flows.team.load_lake"
 LOAD_DEPLOYMENT = "gpuprices-load/load"
+# Work queues of the pool: every worker takes crawls; only the worker started with --load takes
+# the load, so the warehouse file lives on one known machine (its data folder).
+CRAWL_QUEUE = "crawl"
+LOAD_QUEUE = "load"
 # A run due while the deployment's previous one is still going is cancelled, not queued.
 ONE_AT_A_TIME = ConcurrencyLimitConfig(
     limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW)
 
 
-class PoolError(RuntimeError):
-    """The work pool cannot be used as asked (wrong type, no worker for its type here)."""
+class SetupError(RuntimeError):
+    """The worker cannot start: the server cannot be reached, the pool is of another type, or
+    no worker for the pool's type is installed here."""
 
 
 def crawl_deployment_name(provider: str) -> str:
     return f"gpuprices-crawl/{provider}"
 
 
-def _deployment(entrypoint: str, name: str, pool: str, cron: str | None, parameters: dict,
-                description: str, tags: list[str], image: str | None) -> RunnerDeployment:
+def _deployment(entrypoint: str, name: str, pool: str, queue: str, cron: str | None,
+                parameters: dict, description: str, tags: list[str], image: str | None
+                ) -> RunnerDeployment:
     d = RunnerDeployment.from_entrypoint(
-        entrypoint, name=name, work_pool_name=pool, parameters=parameters,
+        entrypoint, name=name, work_pool_name=pool, work_queue_name=queue,
+        parameters=parameters,
         schedules=[Cron(cron, timezone=TIMEZONE)] if cron else None,
         concurrency_limit=ONE_AT_A_TIME, description=description, tags=["gpuprices", *tags],
         job_variables={"image": image} if image else None)
@@ -60,11 +68,11 @@ def build_deployments(providers: list[str], pool: str, crawl_cron: str | None = 
                       ) -> list[RunnerDeployment]:
     """One crawl deployment per provider (scheduled together at `crawl_cron`: the workers
     share them out) and the load (every `load_cron`: picks up what the crawls wrote)."""
-    out = [_deployment(CRAWL_ENTRYPOINT, p, pool, crawl_cron,
+    out = [_deployment(CRAWL_ENTRYPOINT, p, pool, CRAWL_QUEUE, crawl_cron,
                        {"provider": p, "data_dir": "", "archive_root": "", "replay": ""},
                        f"Crawl {p}, parse, check and write its lake partition.", ["crawl", p],
                        image) for p in providers]
-    out.append(_deployment(LOAD_ENTRYPOINT, "load", pool, load_cron,
+    out.append(_deployment(LOAD_ENTRYPOINT, "load", pool, LOAD_QUEUE, load_cron,
                            {"data_dir": "", "archive_root": ""},
                            "Load every lake partition the warehouse lacks; write the run "
                            "summary. The only writer of the warehouse.", ["load"], image))
@@ -81,7 +89,7 @@ def ensure_pool(pool: str, pool_type: str) -> bool:
             found = None
         if found is not None:
             if found.type != pool_type:
-                raise PoolError(f"work pool {pool!r} is of type {found.type!r}, not "
+                raise SetupError(f"work pool {pool!r} is of type {found.type!r}, not "
                                 f"{pool_type!r}: start the worker with --type {found.type}")
             return False
         worker_cls = worker_class(pool_type)
@@ -97,7 +105,7 @@ def ensure_pool(pool: str, pool_type: str) -> bool:
 def worker_class(pool_type: str) -> type[BaseWorker]:
     cls = BaseWorker.get_worker_class_from_type(pool_type)
     if cls is None:
-        raise PoolError(f"no Prefect worker for pools of type {pool_type!r} is installed here "
+        raise SetupError(f"no Prefect worker for pools of type {pool_type!r} is installed here "
                         f"(docker: pip install prefect-docker; kubernetes: pip install "
                         f"prefect-kubernetes)")
     return cls
@@ -128,12 +136,31 @@ def register(deployments: list[RunnerDeployment]) -> None:
         d.apply()
 
 
-def run_worker(pool: str, pool_type: str, name: str | None, limit: int | None,
+def set_up(pool: str, pool_type: str, providers: list[str],
+           deployments: list[RunnerDeployment] | None) -> bool:
+    """The pool, and when `deployments` are given the limits and the deployments, on the
+    server; True when the pool was created. A server that cannot be reached is a SetupError
+    naming it, not a traceback."""
+    try:
+        created = ensure_pool(pool, pool_type)
+        if deployments is not None:
+            ensure_limits(providers)
+            register(deployments)
+    except (httpx.HTTPError, OSError) as exc:
+        raise SetupError(f"the Prefect server at {get_client().api_url} cannot be reached "
+                         f"({type(exc).__name__}: {exc}); is PREFECT_API_URL right and the "
+                         f"server up?") from None
+    return created
+
+
+def run_worker(pool: str, pool_type: str, name: str | None, limit: int | None, load: bool,
                printer=print) -> None:
-    """Run a worker of the pool in this process until SIGTERM or Ctrl-C; each flow run it takes
-    runs in its own child process (process pools) or container. Returns after the worker has
-    left the pool cleanly (its API client still open: the server is elsewhere)."""
-    worker = worker_class(pool_type)(work_pool_name=pool, name=name, limit=limit)
+    """Run a worker of the pool in this process until SIGTERM or Ctrl-C, taking crawls (and the
+    load when `load`); each flow run it takes runs in its own child process (process pools) or
+    container. Returns after the worker has left the pool cleanly."""
+    queues = [CRAWL_QUEUE, LOAD_QUEUE] if load else [CRAWL_QUEUE]
+    worker = worker_class(pool_type)(work_pool_name=pool, work_queues=queues, name=name,
+                                     limit=limit)
     # Cancelling start() makes the worker leave its loops and tear down (its runs' control
     # channel closed, the pool told) before the event loop ends.
     run_until_signal(worker.start(printer=printer))

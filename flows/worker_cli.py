@@ -38,6 +38,10 @@ def worker(
     limit: Annotated[int | None, typer.Option(
         help="Flow runs this worker runs at once (crawls spread over workers when it is "
              "small). Default: no limit.")] = None,
+    load: Annotated[bool, typer.Option(
+        "--load/--no-load", help="Also run the load (the warehouse's only writer): on exactly "
+                                 "one worker, the machine whose data folder keeps the "
+                                 "warehouse.")] = False,
     image: Annotated[str | None, typer.Option(
         envvar="GPUPRICES_IMAGE", help="Image of the deployments on docker / kubernetes pools.")]
     = None,
@@ -65,23 +69,22 @@ def worker(
 
     providers = providers_or_all(None)
     with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+        deployments = (team_deploy.build_deployments(providers, pool, crawl_cron, load_cron,
+                                                     image) if register_deployments else None)
         try:
-            created = team_deploy.ensure_pool(pool, pool_type)
-            if register_deployments:
-                team_deploy.ensure_limits(providers)
-                deployments = team_deploy.build_deployments(
-                    providers, pool, crawl_cron, load_cron, image)
-                team_deploy.register(deployments)
-        except team_deploy.PoolError as exc:
+            created = team_deploy.set_up(pool, pool_type, providers, deployments)
+        except team_deploy.SetupError as exc:
             err.print(str(exc), highlight=False, markup=False)
             raise typer.Exit(2) from None
         console.print(f"work pool {pool!r} ({pool_type}){' created' if created else ''} on "
                       f"{os.environ['PREFECT_API_URL']}", highlight=False)
-        if register_deployments:
+        if deployments is not None:
             console.print(f"deployments registered ({len(deployments)}): "
                           f"{', '.join(team_deploy.crawl_deployment_name(p) for p in providers)}"
                           f", {team_deploy.LOAD_DEPLOYMENT}", highlight=False)
-        team_deploy.run_worker(pool, pool_type, name, limit,
+        console.print(f"taking crawls{' and the load' if load else ''} "
+                      f"(data folder {settings.data_dir})", highlight=False)
+        team_deploy.run_worker(pool, pool_type, name, limit, load,
                                printer=lambda m: console.print(m, highlight=False))
     console.print("worker stopped", highlight=False)
 

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from flows.service import healthy
+from flows.service import healthy, wait_for_line
 
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 WAIT_S = 300  # a bound against a hang, not a speed claim
@@ -27,11 +27,7 @@ def _serve(tmp: Path, api_url: str | None) -> tuple[subprocess.Popen, Path]:
     proc = subprocess.Popen([GPUPRICES, "serve"], stdout=log.open("w"),
                             stderr=subprocess.STDOUT, env=env, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + WAIT_S
-    while READY not in log.read_text():
-        assert proc.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.5)
+    wait_for_line(proc, log, READY, WAIT_S)
     time.sleep(3)  # let the runner poll and open its connections, as a long-running one has
     return proc, log
 

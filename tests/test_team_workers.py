@@ -16,6 +16,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from flows.service import wait_for_line
 from warehouse import lake
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,18 +34,15 @@ def _env(api_url: str, tmp: Path, name: str) -> dict[str, str]:
                   "PREFECT_WORKER_QUERY_SECONDS": "2", "GPUPRICES_HOME": str(tmp / "data")}
 
 
-def _start_worker(api_url: str, tmp: Path, name: str) -> tuple[subprocess.Popen, Path]:
+def _start_worker(api_url: str, tmp: Path, name: str, *options: str
+                  ) -> tuple[subprocess.Popen, Path]:
     log = tmp / f"{name}.log"
     proc = subprocess.Popen(
         [GPUPRICES, "worker", "--pool", POOL, "--name", name, "--limit", "1",
-         "--archive", str(ROOT / "snapshots")],
+         "--archive", str(ROOT / "snapshots"), *options],
         stdout=log.open("w"), stderr=subprocess.STDOUT, env=_env(api_url, tmp, name),
         start_new_session=True)
-    deadline = time.monotonic() + WAIT_S
-    while f"Worker '{name}' started" not in log.read_text():
-        assert proc.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.5)
+    wait_for_line(proc, log, f"Worker '{name}' started", WAIT_S)
     return proc, log
 
 
@@ -67,7 +65,7 @@ def _run(client, deployment: str, parameters: dict):
 def team(prefect_server, tmp_path_factory):
     """Two workers of one process pool; yields (api_url, data folder, workers and logs)."""
     tmp = tmp_path_factory.mktemp("team")
-    workers = [_start_worker(prefect_server, tmp, "worker-a")]
+    workers = [_start_worker(prefect_server, tmp, "worker-a", "--load")]
     workers.append(_start_worker(prefect_server, tmp, "worker-b"))  # registers again: idempotent
     yield prefect_server, tmp / "data", workers
     for proc, _ in workers:
@@ -105,6 +103,7 @@ def test_crawls_on_two_workers_then_one_load(team, client):
 
     load = _wait_final(client, _run(client, "gpuprices-load/load", common).id)
     assert load.state.is_completed(), load.state.message
+    assert load.labels.get("prefect.worker.name") == "worker-a"  # the one started with --load
     again = _wait_final(client, _run(client, "gpuprices-load/load", common).id)
     assert again.state.is_completed(), again.state.message
 
@@ -134,6 +133,7 @@ def test_deployments_and_limits_registered(client):
     assert {"lambda", "runpod", "aws"} <= crawl and len(names) >= len(crawl) + 1
     load = client.read_deployment_by_name("gpuprices-load/load")
     assert load.entrypoint == "flows.team.load_lake" and load.work_pool_name == POOL
+    assert load.work_queue_name == "load"
     assert load.path is None and not load.pull_steps  # the installed package is the code
     limits = {lim.name: lim.limit for lim in client.read_global_concurrency_limits(limit=200)}
     assert limits["gpuprices-warehouse"] == 1 and limits["gpuprices-crawl-lambda"] == 1
