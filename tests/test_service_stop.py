@@ -10,11 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from flows.service import healthy, wait_for_line
 
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 WAIT_S = 300  # a bound against a hang, not a speed claim
 READY = "deployments registered and served"
+# One Prefect server for both real-server test files: `make test` runs them on one xdist
+# worker (--dist loadgroup), which starts the session's server once.
+pytestmark = pytest.mark.xdist_group("prefect-server")
 
 
 def _serve(tmp: Path, api_url: str | None) -> tuple[subprocess.Popen, Path]:

@@ -24,6 +24,9 @@ GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 POOL = "test-pool"
 PROVIDERS = ("lambda", "runpod")  # several archived days each (snapshots/manifest.csv)
 WAIT_S = 600  # a bound against a hang, not a speed claim
+# One Prefect server for both real-server test files: `make test` runs them on one xdist
+# worker (--dist loadgroup), which starts the session's server once.
+pytestmark = pytest.mark.xdist_group("prefect-server")
 
 
 def _env(api_url: str, tmp: Path, name: str) -> dict[str, str]:
