@@ -129,6 +129,25 @@ def test_crawls_on_two_workers_then_one_load(team, client):
     assert len(list((data / "runs").glob("*.md"))) == 1
 
 
+def test_a_load_waits_for_the_warehouse_slot_another_holds(team, client):
+    """Another machine's load holds `gpuprices-warehouse`: a load started now waits for the
+    slot (it cannot finish while it is held), then runs."""
+    from prefect.concurrency.sync import concurrency
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    common = {"data_dir": str(team[1]), "archive_root": str(ROOT / "snapshots")}
+    with temporary_settings({PREFECT_API_URL: team[0]}), \
+            concurrency("gpuprices-warehouse", occupy=1, strict=True):
+        run = _run(client, "gpuprices-load/load", common)
+        deadline = time.monotonic() + WAIT_S
+        while client.read_flow_run(run.id).state.type.value != "RUNNING":
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        time.sleep(5)  # time enough to finish, were it not waiting
+        assert client.read_flow_run(run.id).state.type.value == "RUNNING"
+    assert _wait_final(client, run.id).state.is_completed()
+
+
 def test_deployments_and_limits_registered(client):
     names = {f"{d.flow_id}/{d.name}" for d in client.read_deployments()}
     crawl = {d.name for d in client.read_deployments() if d.entrypoint
