@@ -122,6 +122,6 @@ def serve_deployments(deployments: list[RunnerDeployment],
     # SIGTERM would exit at once when the runner is not fully started.
     runner.handle_sigterm = _leave_to_the_loop
     try:
-        run_until_signal(runner.start(), stop=runner.astop)
+        run_until_signal(runner.start(), stop=lambda _task: runner.astop())
     except (KeyboardInterrupt, TerminationSignal):
         pass  # a second signal while stopping: the runner's clean-up was cut short

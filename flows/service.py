@@ -27,6 +27,9 @@ from pathlib import Path
 
 STARTUP_TIMEOUT_S = 180.0  # 15-25 s on an idle machine; minutes on 2 busy cores
 STOP_TIMEOUT_S = 30.0
+# Kubernetes waits 30 s (terminationGracePeriodSeconds) between SIGTERM and SIGKILL: a stopped
+# worker lets a run that ends within 20 s finish; a longer one is stopped and marked Crashed.
+WORKER_GRACE_S = 20.0
 
 
 class ServerStartError(RuntimeError):
@@ -122,12 +125,13 @@ def sigterm_as_interrupt() -> Iterator[None]:
 
 
 def run_until_signal(main: Awaitable[None],
-                     stop: Callable[[], Awaitable[None]] | None = None) -> bool:
+                     stop: Callable[[asyncio.Task], Awaitable[None]] | None = None) -> bool:
     """Run `main` in a new event loop until it returns or SIGTERM / SIGINT arrives; then stop
-    it the graceful way: await `stop()` (the Prefect runner's own stop) or else cancel `main`,
-    and wait for it to finish its clean-up while the loop still runs. Returns True when a
-    signal stopped it. (A KeyboardInterrupt raised inside the loop instead cancels every task
-    at once, and Python 3.11 then logs the tracebacks of cancelled socket handlers.)"""
+    it the graceful way: await `stop(task)` (which ends the task its own way: the Prefect
+    runner's astop, a worker's drain) or else cancel it, and wait for its clean-up while the
+    loop still runs. Returns True when a signal stopped it. (A KeyboardInterrupt raised inside
+    the loop instead cancels every task at once, and Python 3.11 then logs the tracebacks of
+    cancelled socket handlers.)"""
 
     async def runner() -> bool:
         loop = asyncio.get_running_loop()
@@ -140,7 +144,7 @@ def run_until_signal(main: Awaitable[None],
             await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
             if stopped.is_set() and not task.done():
                 try:
-                    await stop() if stop is not None else task.cancel()
+                    await stop(task) if stop is not None else task.cancel()
                 except RuntimeError:  # signalled before it had started: nothing to stop
                     task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -15,18 +15,34 @@ Import this module only after Prefect's environment is set (flows.config.prefect
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import httpx
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
-from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
+from prefect.client.schemas.filters import (
+    FlowRunFilter,
+    FlowRunFilterState,
+    FlowRunFilterStateType,
+    WorkPoolFilter,
+    WorkPoolFilterName,
+)
+from prefect.client.schemas.objects import (
+    ConcurrencyLimitConfig,
+    ConcurrencyLimitStrategy,
+    FlowRun,
+    StateType,
+)
 from prefect.deployments.runner import RunnerDeployment
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.schedules import Cron
+from prefect.states import Crashed
 from prefect.workers.base import BaseWorker
 
 from flows import team
 from flows.schedules import LOAD_CRON, NIGHTLY_CRON, TIMEZONE
-from flows.service import run_until_signal
+from flows.service import WORKER_GRACE_S, run_until_signal
 
 CRAWL_ENTRYPOINT = "flows.team.crawl_provider"
 LOAD_ENTRYPOINT = "flows.team.load_lake"
@@ -141,6 +157,7 @@ def set_up(pool: str, pool_type: str, providers: list[str],
     """The pool, and when `deployments` are given the limits and the deployments, on the
     server; True when the pool was created. A server that cannot be reached is a SetupError
     naming it, not a traceback."""
+    worker_class(pool_type)  # no worker for this type here: said before anything is created
     try:
         created = ensure_pool(pool, pool_type)
         if deployments is not None:
@@ -154,13 +171,56 @@ def set_up(pool: str, pool_type: str, providers: list[str],
 
 
 def run_worker(pool: str, pool_type: str, name: str | None, limit: int | None, load: bool,
-               printer=print) -> None:
+               grace_s: float = WORKER_GRACE_S, printer=print) -> list[str]:
     """Run a worker of the pool in this process until SIGTERM or Ctrl-C, taking crawls (and the
     load when `load`); each flow run it takes runs in its own child process (process pools) or
-    container. Returns after the worker has left the pool cleanly."""
+    container. On a signal it takes no new run, gives the running ones `grace_s` seconds to
+    finish, then stops them and marks them Crashed, naming this worker (a run left "Running"
+    would hold its deployment's one-at-a-time slot); returns the names of those runs."""
     queues = [CRAWL_QUEUE, LOAD_QUEUE] if load else [CRAWL_QUEUE]
     worker = worker_class(pool_type)(work_pool_name=pool, work_queues=queues, name=name,
                                      limit=limit)
-    # Cancelling start() makes the worker leave its loops and tear down (its runs' control
-    # channel closed, the pool told) before the event loop ends.
-    run_until_signal(worker.start(printer=printer))
+    draining = False
+    poll = worker.get_and_submit_flow_runs
+
+    async def poll_unless_draining() -> list:
+        return [] if draining else await poll()
+
+    # The worker's polling loop calls this attribute: once draining, it takes nothing new.
+    worker.get_and_submit_flow_runs = poll_unless_draining
+    left: list[FlowRun] = []
+
+    async def drain(task) -> None:
+        nonlocal draining, left
+        draining = True
+        deadline = time.monotonic() + grace_s
+        while (left := await _runs_of(pool, worker.name)) and time.monotonic() < deadline:
+            printer(f"stopping: waiting for {len(left)} run(s) to finish "
+                    f"({deadline - time.monotonic():.0f} s left)")
+            await asyncio.sleep(2)
+        task.cancel()  # leaves the pool; its children (runs still going) are stopped
+
+    run_until_signal(worker.start(printer=printer), stop=drain)
+    if left:
+        asyncio.run(_mark_crashed(left, worker.name))
+        printer(f"stopped mid-run, marked Crashed: {', '.join(r.name for r in left)}")
+    return [r.name for r in left]
+
+
+async def _runs_of(pool: str, worker_name: str) -> list[FlowRun]:
+    """The flow runs this worker started that have not ended (Prefect labels each run with the
+    name of the worker that took it)."""
+    async with get_client() as client:
+        runs = await client.read_flow_runs(
+            work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[pool])),
+            flow_run_filter=FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(
+                any_=[StateType.PENDING, StateType.RUNNING]))))
+    return [r for r in runs if r.labels.get("prefect.worker.name") == worker_name]
+
+
+async def _mark_crashed(runs: list[FlowRun], worker_name: str) -> None:
+    async with get_client() as client:
+        for r in runs:
+            await client.set_flow_run_state(
+                r.id, Crashed(message=f"worker {worker_name} was stopped while this run was "
+                                      f"going; run the deployment again"), force=True)

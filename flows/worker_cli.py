@@ -18,7 +18,7 @@ from rich.console import Console
 from flows.cli_options import ArchiveDir, DataDir, providers_or_all
 from flows.config import prefect_env, settings_from
 from flows.schedules import LOAD_CRON, NIGHTLY_CRON
-from flows.service import sigterm_as_interrupt
+from flows.service import WORKER_GRACE_S, sigterm_as_interrupt
 
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True, width=None if os.isatty(2) else 160)
@@ -45,6 +45,9 @@ def worker(
     image: Annotated[str | None, typer.Option(
         envvar="GPUPRICES_IMAGE", help="Image of the deployments on docker / kubernetes pools.")]
     = None,
+    grace: Annotated[float, typer.Option(
+        help="Seconds a stopped worker lets its running flow runs finish before it stops them "
+             "(marked Crashed).")] = WORKER_GRACE_S,
     crawl_cron: Annotated[str, typer.Option(help="Cron (UTC) of the crawls.")] = NIGHTLY_CRON,
     load_cron: Annotated[str, typer.Option(help="Cron (UTC) of the load.")] = LOAD_CRON,
     register_deployments: Annotated[bool, typer.Option(
@@ -84,7 +87,7 @@ def worker(
                           f", {team_deploy.LOAD_DEPLOYMENT}", highlight=False)
         console.print(f"taking crawls{' and the load' if load else ''} "
                       f"(data folder {settings.data_dir})", highlight=False)
-        team_deploy.run_worker(pool, pool_type, name, limit, load,
+        team_deploy.run_worker(pool, pool_type, name, limit, load, grace,
                                printer=lambda m: console.print(m, highlight=False))
     console.print("worker stopped", highlight=False)
 

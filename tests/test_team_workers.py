@@ -41,7 +41,7 @@ def _start_worker(api_url: str, tmp: Path, name: str, *options: str
                   ) -> tuple[subprocess.Popen, Path]:
     log = tmp / f"{name}.log"
     proc = subprocess.Popen(
-        [GPUPRICES, "worker", "--pool", POOL, "--name", name, "--limit", "1",
+        [GPUPRICES, "worker", "--pool", POOL, "--name", name, "--limit", "1", "--grace", "2",
          "--archive", str(ROOT / "snapshots"), *options],
         stdout=log.open("w"), stderr=subprocess.STDOUT, env=_env(api_url, tmp, name),
         start_new_session=True)
@@ -161,10 +161,23 @@ def test_deployments_and_limits_registered(client):
     assert limits["gpuprices-warehouse"] == 1 and limits["gpuprices-crawl-lambda"] == 1
 
 
-def test_workers_stop_cleanly_on_sigterm(team):
+def test_workers_stop_cleanly_on_sigterm(team, client):
+    """SIGTERM to each worker process alone (as Kubernetes sends it): exit 0, no traceback. A
+    run that does not end within the worker's --grace (its process frozen here) is stopped and
+    marked Crashed, naming the worker, instead of being left "Running"."""
+    run = _run(client, "gpuprices-crawl/lambda",
+               {"provider": "lambda", "replay": "all", "data_dir": str(team[1])})
+    deadline = time.monotonic() + WAIT_S
+    while not (pid := client.read_flow_run(run.id).infrastructure_pid):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    os.kill(int(pid.rsplit(":", 1)[-1]), signal.SIGSTOP)  # a crawl that hangs
     for proc, _ in team[2]:
-        proc.send_signal(signal.SIGTERM)  # the worker process alone, as Kubernetes does
+        proc.send_signal(signal.SIGTERM)
     for proc, log in team[2]:
         assert proc.wait(timeout=120) == 0, log.read_text()
         text = log.read_text()
         assert "Traceback" not in text and "worker stopped" in text, text
+    final = client.read_flow_run(run.id)
+    assert final.state.type.value == "CRASHED", final.state
+    assert f"worker {final.labels['prefect.worker.name']} was stopped" in final.state.message
