@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-import httpx
+import httpx  # Prefect's HTTP client: its errors are what an unreachable server raises
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
 from prefect.client.schemas.filters import (
@@ -28,12 +28,7 @@ from prefect.client.schemas.filters import (
     WorkPoolFilter,
     WorkPoolFilterName,
 )
-from prefect.client.schemas.objects import (
-    ConcurrencyLimitConfig,
-    ConcurrencyLimitStrategy,
-    FlowRun,
-    StateType,
-)
+from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.deployments.runner import RunnerDeployment
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.schedules import Cron
@@ -42,6 +37,7 @@ from prefect.workers.base import BaseWorker
 
 from flows import team
 from flows.schedules import LOAD_CRON, NIGHTLY_CRON, TIMEZONE
+from flows.serve import ONE_AT_A_TIME  # a run due while one is going is cancelled, not queued
 from flows.service import WORKER_GRACE_S, run_until_signal
 
 CRAWL_ENTRYPOINT = "flows.team.crawl_provider"
@@ -51,9 +47,6 @@ LOAD_DEPLOYMENT = "gpuprices-load/load"
 # the load, so the warehouse file lives on one known machine (its data folder).
 CRAWL_QUEUE = "crawl"
 LOAD_QUEUE = "load"
-# A run due while the deployment's previous one is still going is cancelled, not queued.
-ONE_AT_A_TIME = ConcurrencyLimitConfig(
-    limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW)
 
 
 class SetupError(RuntimeError):
