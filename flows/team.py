@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import socket
 
+import typer
 from prefect import flow
 from prefect.concurrency.sync import concurrency
 
@@ -79,8 +80,13 @@ def load_lake(data_dir: str = "", archive_root: str = "") -> dict[str, str]:
     """Load every lake partition not yet in the warehouse, as one run with its summary."""
     settings = _settings(data_dir, archive_root)
     with concurrency(WAREHOUSE_LIMIT, occupy=1, timeout_seconds=LOAD_WAIT_S,
-                     lease_duration=LEASE_S, strict=True), run_lock(settings):
-        summary = team_steps.load_pending(settings)
+                     lease_duration=LEASE_S, strict=True):
+        try:
+            with run_lock(settings):
+                summary = team_steps.load_pending(settings)
+        except typer.Exit:  # run_lock: a one-machine command holds this data folder
+            raise RuntimeError(f"another gpuprices run holds {settings.data_dir}'s run lock; "
+                               f"the next load picks up what is pending") from None
     if summary is None:
         print("nothing to load: the warehouse holds every lake partition")
     return {"summary": str(summary or ""), **who()}
