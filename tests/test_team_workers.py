@@ -148,6 +148,18 @@ def test_a_load_waits_for_the_warehouse_slot_another_holds(team, client):
     assert _wait_final(client, run.id).state.is_completed()
 
 
+def test_a_load_fails_clearly_while_a_one_machine_run_holds_the_folder(team, client):
+    import fcntl
+
+    data = team[1]
+    with (data / "nightly.lock").open("a+") as fh:  # as `gpuprices crawl` holds it
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        run = _wait_final(client, _run(client, "gpuprices-load/load",
+                                       {"data_dir": str(data)}).id)
+    assert run.state.type.value == "FAILED"
+    assert f"another gpuprices run holds {data}'s run lock" in run.state.message
+
+
 def test_deployments_and_limits_registered(client):
     names = {f"{d.flow_id}/{d.name}" for d in client.read_deployments()}
     crawl = {d.name for d in client.read_deployments() if d.entrypoint
@@ -172,11 +184,14 @@ def test_workers_stop_cleanly_on_sigterm(team, client):
         assert time.monotonic() < deadline
         time.sleep(0.2)
     os.kill(int(pid.rsplit(":", 1)[-1]), signal.SIGSTOP)  # a crawl that hangs
+    # What the workers print from now on (earlier: the failed runs' own tracebacks, logged by
+    # the runs of the tests above).
+    before = {log: len(log.read_text()) for _, log in team[2]}
     for proc, _ in team[2]:
         proc.send_signal(signal.SIGTERM)
     for proc, log in team[2]:
         assert proc.wait(timeout=120) == 0, log.read_text()
-        text = log.read_text()
+        text = log.read_text()[before[log]:]
         assert "Traceback" not in text and "worker stopped" in text, text
     final = client.read_flow_run(run.id)
     assert final.state.type.value == "CRASHED", final.state
