@@ -101,5 +101,14 @@ def prefect_server(tmp_path_factory):
     from flows.service import local_server
 
     home = tmp_path_factory.mktemp("prefect-server")
-    with local_server(home, ui=False) as api_url:
-        yield api_url
+    # The tests' own Prefect client (imported after this) keeps its files here, never in the
+    # user's ~/.prefect.
+    env = pytest.MonkeyPatch()
+    env.setenv("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-client")))
+    env.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    env.setenv("DO_NOT_TRACK", "1")
+    try:
+        with local_server(home, ui=False) as api_url:
+            yield api_url
+    finally:
+        env.undo()
