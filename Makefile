@@ -50,7 +50,7 @@ run: setup
 
 test: setup chromium
 	$(BIN)/ruff check .
-	$(BIN)/pytest -rs -n auto
+	$(BIN)/pytest -rs -n auto --dist loadgroup
 
 bench: setup
 	$(BIN)/python bench/pipeline.py

@@ -30,6 +30,7 @@ from flows import (
     report_cli,
     run_journal,
     sizing_cli,
+    worker_cli,
 )
 from flows.cli_options import ArchiveDir, DataDir, ProviderOpt, providers_or_all
 from flows.config import Settings, prefect_env, settings_from
@@ -289,8 +290,9 @@ def sql(
 
 # Commands defined beside the code they drive: the archive (import, backfill), operations
 # (quarantine review), sizing, the benchmark plan, recording measured benchmark results,
-# rent/reserve/own, and the weekly report with the served schedules.
-for _module in (archive_cli, ops_cli, sizing_cli, plan_cli, bench_cli, compare_cli, report_cli):
+# rent/reserve/own, the weekly report with the served schedules, and the team mode's worker.
+for _module in (archive_cli, ops_cli, sizing_cli, plan_cli, bench_cli, compare_cli, report_cli,
+                worker_cli):
     _module.register(app)
 publishing.register(app)  # `pull`: the latest warehouse published to object storage
 

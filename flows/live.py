@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from flows import pipeline, progress
 from flows.config import Settings
 from flows.parsing import parse_archive
 from flows.pipeline import archives, owner_only_writes, store_day
@@ -93,3 +94,12 @@ def live_day_with_backoff(settings: Settings, provider: str,
             res.errors = first_errors + [f"{provider}: attempt {attempt} after {delay:g} s: {e}"
                                          for e in res.errors]
     return res
+
+
+def provider_days(settings: Settings, provider: str, replay: str | None) -> list[DayResult]:
+    """One provider up to the lake: live (its spider in a child process, tried again with
+    backoff while it fetches nothing), or its archived days of `replay` (a date or 'all').
+    The nightly flow's task and the team mode's crawl deployment both run this."""
+    if replay is None:
+        return [live_day_with_backoff(settings, provider)]
+    return pipeline.replay(settings, provider, replay, on_day=progress.replayed)

@@ -17,11 +17,8 @@ from flows.results import DayResult
 
 @task(name="crawl-parse-check", retries=1, retry_delay_seconds=30, cache_policy=NO_CACHE)
 def provider_task(settings: Settings, provider: str, replay: str | None) -> list[DayResult]:
-    """One provider end to end up to the lake. Live: its spider runs in a child process, tried
-    again with backoff while it fetches nothing (live.live_day_with_backoff)."""
-    if replay is None:
-        return [live.live_day_with_backoff(settings, provider)]
-    return pipeline.replay(settings, provider, replay, on_day=progress.replayed)
+    """One provider end to end up to the lake (live.provider_days)."""
+    return live.provider_days(settings, provider, replay)
 
 
 @task(name="ecb-rates", retries=2, retry_delay_seconds=60, cache_policy=NO_CACHE)

@@ -17,15 +17,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import flow, serve
+from prefect import flow
 from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
 from prefect.deployments.runner import RunnerDeployment
+from prefect.exceptions import TerminationSignal
+from prefect.runner import Runner
 from prefect.schedules import Cron
 
 from flows.config import Settings, settings_from
 from flows.lock import run_lock
 from flows.nightly import nightly_flow
 from flows.schedules import NIGHTLY_CRON, TIMEZONE, WEEKLY_CRON
+from flows.service import run_until_signal
 from flows.weekly import weekly_flow
 from warehouse.contract import PROVIDERS
 
@@ -88,6 +91,37 @@ def build_deployments(settings: Settings, nightly_cron: str = NIGHTLY_CRON,
     return [nightly, weekly]
 
 
-def serve_deployments(deployments: list[RunnerDeployment]) -> None:  # pragma: no cover
-    """Register the deployments with the Prefect API and run their flows here until stopped."""
-    serve(*deployments)
+def describe(deployments: list[RunnerDeployment]) -> list[str]:
+    """One line per deployment: its full name, schedules and work pool (none: served here)."""
+    lines = []
+    for d in deployments:
+        when = ", ".join(f"cron '{s.schedule.cron}' {s.schedule.timezone}"
+                         for s in d.schedules if hasattr(s.schedule, "cron")) or "on demand"
+        where = f"pool {d.work_pool_name}" if d.work_pool_name else "this process"
+        lines.append(f"  {d.flow_name}/{d.name}: {when}; runs in {where}")
+    return lines
+
+
+def _leave_to_the_loop(*_args) -> None:
+    """SIGTERM's Python-level handler does nothing: the event loop hears it (run_until_signal)."""
+
+
+def serve_deployments(deployments: list[RunnerDeployment],
+                      printer=print) -> None:  # pragma: no cover (tests/test_service_stop.py)
+    """Register the deployments with the Prefect API, say which ones, and run their flows here
+    until SIGTERM or Ctrl-C. Returns once the runner has stopped (its runs cancelled, its
+    schedules paused) while the API is still up: the caller stops the server after."""
+    runner = Runner(pause_on_shutdown=True)
+    for d in deployments:
+        runner.add_deployment(d)  # registers it on the API now (PREFECT_API_URL)
+    printer(f"deployments registered and served ({len(deployments)}):")
+    for line in describe(deployments):
+        printer(line)
+    # One stop path for SIGTERM and Ctrl-C: run_until_signal calls the runner's own stop
+    # (astop: its runs cancelled, its schedules paused). The handler Runner.start installs for
+    # SIGTERM would exit at once when the runner is not fully started.
+    runner.handle_sigterm = _leave_to_the_loop
+    try:
+        run_until_signal(runner.start(), stop=lambda _task: runner.astop())
+    except (KeyboardInterrupt, TerminationSignal):
+        pass  # a second signal while stopping: the runner's clean-up was cut short

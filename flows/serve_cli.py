@@ -1,8 +1,10 @@
 """`gpuprices serve`: register the nightly and weekly Prefect deployments (flows/serve.py) and
-run them here until stopped."""
+run them here until stopped (SIGTERM or Ctrl-C: a clean stop, exit 0). Without PREFECT_API_URL
+it starts its own Prefect server (flows/service.py) and stops it after the runner."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from pathlib import Path
@@ -14,6 +16,7 @@ from rich.console import Console
 from flows.cli_options import DataDir
 from flows.config import prefect_env, settings_from
 from flows.schedules import NIGHTLY_CRON, WEEKLY_CRON
+from flows.service import local_server, sigterm_as_interrupt
 
 console = Console(width=None if os.isatty(1) else 160)
 
@@ -31,15 +34,35 @@ def serve(
     archive: Annotated[Path | None, typer.Option(
         "--archive", help="Raw archive root. Default: $GPUPRICES_ARCHIVE or snapshots/")]
     = None,
+    port: Annotated[int, typer.Option(
+        help="Port of the Prefect server (UI and API) started when PREFECT_API_URL is not set; "
+             "0: any free port.")] = 0,
 ) -> None:
     """Register and serve two Prefect deployments: the nightly crawl and the weekly report,
-    at most one run of each at a time. Runs until stopped (Ctrl-C)."""
+    at most one run of each at a time. Runs until stopped (SIGTERM or Ctrl-C: exit 0).
+    With PREFECT_API_URL set, registers them on that server; otherwise starts one of its own
+    on 127.0.0.1 (database in the data folder) and stops it last."""
     settings = settings_from(data_dir, archive).ensure()
     # Keep an explicitly configured Prefect server (PREFECT_API_URL) and home, otherwise use the
     # data folder's. Prefect reads them when it is first imported, so flows.serve (which imports
     # it) is imported only now, never at the top of this module.
     for key, value in prefect_env(settings).items():
         os.environ.setdefault(key, value)
+    with sigterm_as_interrupt(), contextlib.suppress(KeyboardInterrupt):
+        if os.environ.get("PREFECT_API_URL"):
+            _serve(settings, nightly_cron, weekly_cron, currency, workloads)
+        else:
+            console.print("starting a Prefect server on 127.0.0.1 (set PREFECT_API_URL to use "
+                          "one that runs elsewhere)", highlight=False)
+            with local_server(settings.prefect_home, port=port) as api_url:
+                os.environ["PREFECT_API_URL"] = api_url
+                console.print(f"Prefect UI: {api_url.removesuffix('/api')}", highlight=False)
+                _serve(settings, nightly_cron, weekly_cron, currency, workloads)
+    console.print("stopped", highlight=False)
+
+
+def _serve(settings, nightly_cron: str, weekly_cron: str, currency: str,
+           workloads: Path | None) -> None:
     from flows.serve import build_deployments, serve_deployments
 
     deployments = build_deployments(settings, nightly_cron=nightly_cron,
@@ -47,8 +70,8 @@ def serve(
                                     workloads=workloads)
     console.print(f"serving {', '.join(d.name for d in deployments)} "
                   f"(nightly '{nightly_cron}' UTC, weekly '{weekly_cron}' UTC) "
-                  f"since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M}Z")
-    serve_deployments(deployments)
+                  f"since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M}Z", highlight=False)
+    serve_deployments(deployments, printer=lambda line: console.print(line, highlight=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -111,3 +111,24 @@ def s3(s3_server, monkeypatch, request) -> str:
     for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"):
         monkeypatch.delenv(name, raising=False)
     return f"s3://{BUCKET}/{request.node.name}"
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """A real Prefect server (`prefect server start`) on a free 127.0.0.1 port with its SQLite
+    database in a temporary folder, one per test session (it takes 15-25 s to start); yields
+    its API URL and stops it at the end. For the team-mode and service tests only."""
+    from flows.service import local_server
+
+    home = tmp_path_factory.mktemp("prefect-server")
+    # The tests' own Prefect client (imported after this) keeps its files here, never in the
+    # user's ~/.prefect.
+    env = pytest.MonkeyPatch()
+    env.setenv("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect-client")))
+    env.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    env.setenv("DO_NOT_TRACK", "1")
+    try:
+        with local_server(home, ui=False) as api_url:
+            yield api_url
+    finally:
+        env.undo()

@@ -9,7 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests")
 # Modules that import Prefect at their top (see their docstrings).
-PREFECT_MODULES = {"flows.nightly", "flows.serve", "flows.weekly"}
+PREFECT_MODULES = {"flows.nightly", "flows.serve", "flows.weekly", "flows.team",
+                   "flows.team_deploy"}
 
 
 def _module_name(path: Path) -> str:

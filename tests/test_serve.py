@@ -59,7 +59,10 @@ def test_custom_schedules_and_pool(serve_module, tmp_path):
 
 def test_serve_command_builds_and_serves(serve_module, tmp_path, monkeypatch):
     served = []
-    monkeypatch.setattr(serve_module, "serve_deployments", served.append)
+    monkeypatch.setattr(serve_module, "serve_deployments",
+                        lambda deps, printer: served.append(deps))
+    # A configured server: nothing is started (tests/test_service_stop.py starts real ones).
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
     r = CliRunner().invoke(app, ["serve", "--nightly-cron", "15 1 * * *",
                                  "--data-dir", str(tmp_path / "data"),
                                  "--archive", str(tmp_path / "snapshots")])
@@ -69,3 +72,11 @@ def test_serve_command_builds_and_serves(serve_module, tmp_path, monkeypatch):
     assert _schedule(deps[0])[0] == "15 1 * * *"
     assert _schedule(deps[1])[0] == "0 6 * * 1"
     assert "serving nightly, weekly" in r.output
+
+
+def test_serve_describes_each_deployment(serve_module, tmp_path):
+    s = Settings(tmp_path / "data", tmp_path / "snapshots")
+    lines = serve_module.describe(serve_module.build_deployments(s))
+    assert lines == [
+        "  gpuprices-scheduled-nightly/nightly: cron '0 2 * * *' UTC; runs in this process",
+        "  gpuprices-scheduled-weekly/weekly: cron '0 6 * * 1' UTC; runs in this process"]

@@ -1,0 +1,68 @@
+"""The team mode's deployments as built (no server: tests/test_team_workers.py runs them on a
+real one), and what `gpuprices worker` says without a server."""
+
+import datetime as dt
+import importlib
+
+import pytest
+from typer.testing import CliRunner
+
+from flows import team_steps
+from flows.cli import app
+from flows.results import DayResult
+from warehouse.contract import PROVIDERS
+
+
+@pytest.fixture
+def team_deploy(tmp_path_factory, monkeypatch):
+    # Prefect reads its home on import: never the user's ~/.prefect from a test.
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect")))
+    monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    monkeypatch.setenv("DO_NOT_TRACK", "1")
+    return importlib.import_module("flows.team_deploy")
+
+
+def test_one_crawl_deployment_per_provider_and_one_load(team_deploy):
+    deps = team_deploy.build_deployments(list(PROVIDERS), "pool-x")
+    crawls, (load,) = deps[:-1], deps[-1:]
+    assert [d.name for d in crawls] == list(PROVIDERS)
+    for d, provider in zip(crawls, PROVIDERS, strict=True):
+        assert (d.flow_name, d.entrypoint) == ("gpuprices-crawl", "flows.team.crawl_provider")
+        assert d.parameters == {"provider": provider, "data_dir": "", "archive_root": "",
+                                "replay": ""}
+        assert (d.work_pool_name, d.work_queue_name) == ("pool-x", "crawl")
+        assert d.schedules[0].schedule.cron == "0 2 * * *"
+    assert (load.flow_name, load.entrypoint) == ("gpuprices-load", "flows.team.load_lake")
+    assert (load.work_queue_name, load.parameters) == ("load", {"data_dir": "",
+                                                                "archive_root": ""})
+    assert load.schedules[0].schedule.cron == "30 * * * *"
+    for d in deps:
+        assert d.concurrency_limit == 1
+        assert d._path is None and d.storage is None  # the installed package is the code
+        assert d.job_variables == {}
+
+
+def test_an_image_for_container_pools(team_deploy):
+    (crawl, load) = team_deploy.build_deployments(["runpod"], "k8s", image="reg/gpuprices:1")
+    assert crawl.job_variables == load.job_variables == {"image": "reg/gpuprices:1"}
+
+
+def test_a_pool_type_with_no_worker_installed_is_named(team_deploy):
+    with pytest.raises(team_deploy.SetupError, match="no Prefect worker for pools of type "
+                                                     "'nomad'"):
+        team_deploy.worker_class("nomad")
+
+
+def test_a_crawl_fails_when_a_day_wrote_nothing():
+    ok = DayResult("runpod", dt.date(2026, 9, 29), rows=88)
+    bad = DayResult("lambda", None, status="failed", errors=["lambda: no archived snapshot"])
+    assert team_steps.crawl_failure([ok]) is None
+    assert team_steps.crawl_failure([ok, bad]) == "lambda: no archived snapshot"
+    assert team_steps.crawl_lines([ok]) == ["runpod 2026-09-29: ok, 88 rows"]
+
+
+def test_worker_without_a_server_says_how_to_set_one(monkeypatch, tmp_path):
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    r = CliRunner().invoke(app, ["worker", "--pool", "p", "--data-dir", str(tmp_path)])
+    assert r.exit_code == 2
+    assert "set PREFECT_API_URL" in r.output
