@@ -99,7 +99,10 @@ def main() -> None:
     ap.add_argument("--store", help="s3://bucket/prefix (default: a SeaweedFS started here)")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    figures = measure(args.store, args.repeat)
+    print_figures(measure(args.store, args.repeat))
+
+
+def print_figures(figures: dict) -> None:
     print(f"load of {figures['partitions']} partitions, {figures['rows']:,} rows "
           f"({figures['lake_mb']} MB of Parquet): "
           f"local disk {figures['load_local_s']:.2f} s, object store "

@@ -6,7 +6,7 @@ worker` processes (one flow run at a time each) on one real Prefect server, as a
 
 On one machine both workers share its cores, so the ratio shows what the orchestration costs
 and hides; on two machines each worker has its own. The load from object storage versus local
-disk is measured on the object-storage side (see LOAD FIGURES below).
+disk is measured in the same run (bench/load_from_store.py).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import load_from_store  # noqa: E402
 
 from flows.service import local_server, wait_for_line  # noqa: E402
 from warehouse import lake  # noqa: E402
@@ -90,6 +93,9 @@ def main() -> None:
                     help="comma-separated providers (default: all but aws, whose 488 archived "
                          "days make one crawl the whole run)")
     ap.add_argument("--replay", default="all", help="a date YYYY-MM-DD or 'all'")
+    ap.add_argument("--store", help="s3://bucket/prefix for the load figures (default: a "
+                                    "SeaweedFS server started here)")
+    ap.add_argument("--repeat", type=int, default=3, help="loads timed per lake (best kept)")
     args = ap.parse_args()
     providers = [p for p in args.providers.split(",") if p]
     with tempfile.TemporaryDirectory() as d:
@@ -108,8 +114,9 @@ def main() -> None:
     for n, (seconds, parts) in figures.items():
         print(f"  {n} worker{'s' if n > 1 else ' '}: {seconds:7.1f} s ({parts} partitions)")
     print(f"  ratio 1 worker / 2 workers: {figures[1][0] / figures[2][0]:.2f}x")
-    # LOAD FIGURES: `gpuprices load` from an s3:// lake versus local disk, as a ratio, is
-    # measured with the object-storage branch's SeaweedFS server; the integrator adds it here.
+    # The load from an s3:// lake versus local disk, in the same run (bench/load_from_store.py:
+    # a SeaweedFS server on loopback unless --store names one).
+    load_from_store.print_figures(load_from_store.measure(args.store, args.repeat))
 
 
 if __name__ == "__main__":

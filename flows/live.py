@@ -28,7 +28,9 @@ def crawl_live(settings: Settings, provider: str, timeout_s: int = CRAWL_TIMEOUT
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "summary.json"
         cmd = [sys.executable, "-m", "spiders.crawl", "--provider", provider,
-               "--archive-root", str(settings.archive_root), "--summary", str(out)]
+               "--archive-root", str(settings.archive_root), "--summary", str(out),
+               # A crawl into object storage spools here until its records are appended.
+               "--spool", str(settings.data_dir / "spool")]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
                                   env=os.environ.copy())

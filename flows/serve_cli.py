@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from flows.cli_options import DataDir
+from flows.cli_options import ArchiveDir, DataDir
 from flows.config import prefect_env, settings_from
 from flows.schedules import NIGHTLY_CRON, WEEKLY_CRON
 from flows.service import local_server, sigterm_as_interrupt
@@ -31,9 +31,7 @@ def serve(
         "--workloads", help="Workloads of the weekly report. Default: sizing/workloads.toml")]
     = None,
     data_dir: DataDir = None,
-    archive: Annotated[Path | None, typer.Option(
-        "--archive", help="Raw archive root. Default: $GPUPRICES_ARCHIVE or snapshots/")]
-    = None,
+    archive: ArchiveDir = None,
     port: Annotated[int, typer.Option(
         help="Port of the Prefect server (UI and API) started when PREFECT_API_URL is not set; "
              "0: any free port.")] = 0,
