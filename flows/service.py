@@ -7,7 +7,7 @@ as a child in the caller's process group, so Ctrl-C (SIGINT to the whole foregro
 stopped the server at the same moment as the runner, and the runner's last calls (cancelling
 its runs, pausing its schedules) met a closed port: ~400 lines of ConnectError tracebacks and
 exit 1. The server started here runs in its own session, so only we stop it, after the runner.
-It is the same `prefect server start` a team runs for its workers (docs/workers.md), with its
+It is the same `prefect server start` a team runs for its workers (docs/deploy.md), with its
 database in the data folder's Prefect home and its UI on the loopback.
 """
 

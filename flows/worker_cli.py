@@ -25,7 +25,7 @@ err = Console(stderr=True, width=None if os.isatty(2) else 160)
 
 NO_SERVER = ("a worker needs a Prefect server that every machine reaches: set PREFECT_API_URL "
              "(e.g. http://prefect.internal:4200/api; start one with `prefect server start "
-             "--host 0.0.0.0`), see docs/workers.md")
+             "--host 0.0.0.0`), see docs/deploy.md")
 
 
 def worker(
