@@ -422,14 +422,17 @@ def test_sources_plan():
 
 
 def test_p5_series_in_the_warehouse_offer_history(tmp_path):
-    from warehouse import db
+    from warehouse import bulk_append, db, store
     from warehouse.contract import offers_to_table
 
     con = db.connect(tmp_path / "w.duckdb")
     db.init_schema(con)
-    for cap in captures_from_p5_series(SERIES):
-        offers = parse_body(cap.body, cap.meta())
-        db.load_partition(con, cap.snapshot_date, "aws", offers_to_table(offers))
+    # The 486 days in one bulk append (what a replay into a fresh warehouse takes; the same
+    # warehouse as day by day: tests/test_bulk_load.py), not 486 transactions.
+    with store.transaction(con):
+        bulk_append.append_many(con, [
+            (cap.snapshot_date, "aws", offers_to_table(parse_body(cap.body, cap.meta())))
+            for cap in captures_from_p5_series(SERIES)])
     rows = con.execute(
         "SELECT price_per_hour, valid_from, valid_to FROM offer_history "
         "WHERE provider = 'aws' AND sku = 'p5.48xlarge' AND region = 'us-east-1' "
