@@ -101,15 +101,19 @@ def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
 _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hour"]
 
 
-def reference(settings: Settings, provider: str, day: dt.date) -> gates.Reference:
+def reference(settings: Settings, provider: str, day: dt.date,
+              partitions: list[tuple[dt.date, str, Path]] | None = None) -> gates.Reference:
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
-    snapshot whatever its age (the move gate holds a x10 nine days or nine months later)."""
+    snapshot whatever its age (the move gate holds a x10 nine days or nine months later).
+    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
     ref = gates.Reference(released=_released(settings, provider, day),
                           known=price_bands.known_ranges())
     latest: dict[str, tuple[dt.date, Path]] = {}
-    for d, p, path in lake.list_partitions(settings.lake_root):
+    if partitions is None:
+        partitions = lake.list_partitions(settings.lake_root)
+    for d, p, path in partitions:
         if d < day and ((day - d).days <= gates.BAND_WINDOW_DAYS or p == provider):
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
@@ -135,7 +139,8 @@ def reference(settings: Settings, provider: str, day: dt.date) -> gates.Referenc
     return ref
 
 
-def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -> DayResult:
+def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
+              partitions: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
     rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
     the gates like any released row); they make the day degraded, never loaded on their own."""
@@ -144,7 +149,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     try:
-        ref = reference(settings, provider, day)
+        ref = reference(settings, provider, day, partitions)
     except OSError as exc:  # a lake on object storage that cannot be reached or read
         res.status = "failed"
         res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
@@ -165,7 +170,10 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed) -
         if bad or qpath.exists():  # a rerun that quarantines nothing clears the old quarantine
             lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
         if good:
-            lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
+            path = lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
+            if partitions is not None:
+                partitions.append((day, provider, path))
+                partitions.sort(key=lambda item: (item[0], item[1]))
     except OSError as exc:
         # Atomic writes: the lake holds the previous partition or none, never half of one.
         res.status = "failed"
@@ -203,13 +211,24 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     hears of each provider-day as it is written (the command line's progress)."""
     results = []
     latest_day = (dt.datetime.now(dt.UTC) + FUTURE_SKEW).date()
+    # The lake is listed once for all the days, then kept up to date with this replay's own
+    # writes: one listing per day made a replay of 500 days on object storage list the growing
+    # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
+    # it could be by a listing taken a moment earlier: concurrent providers never had an order.
+    partitions: list[tuple[dt.date, str, Path]] | None = None
     for day, _, path in archives(settings, [provider], dates):
+        if partitions is None:
+            try:
+                partitions = lake.list_partitions(settings.lake_root)
+            except OSError:
+                partitions = None  # store_day lists again and reports the failure per day
         if day > latest_day:  # judged on no day: it must not become the run's "today"
             results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(store_day(settings, provider, day, parse_archive(path, provider)))
+            results.append(store_day(settings, provider, day, parse_archive(path, provider),
+                                     partitions))
         if on_day is not None:
             on_day(results[-1])
     return results
