@@ -306,13 +306,10 @@ def read_offers_file(path: Path | str) -> pa.Table:
     return conform_table(pq.read_table(path))
 
 
-def _list_objects(base: objstore.StorePath, since: dt.date | None = None
-                  ) -> list[tuple[dt.date, str, objstore.StorePath]]:
-    """The partitions under an area of a lake on object storage, from one listing (of the
-    partitions dated `since` or later only, when given: keys sort by date)."""
+def _list_objects(base: objstore.StorePath) -> list[tuple[dt.date, str, objstore.StorePath]]:
+    """The partitions under an area of a lake on object storage, from one listing."""
     found = []
-    after = f"snapshot_date={(since - dt.timedelta(days=1)).isoformat()}~" if since else None
-    for path, _info in base.walk(after=after):
+    for path, _info in base.walk():
         parts = path.key[len(base.key):].strip("/").split("/")
         if len(parts) != 3 or parts[2] != PART_FILE:
             continue
@@ -322,10 +319,9 @@ def _list_objects(base: objstore.StorePath, since: dt.date | None = None
     return sorted(found, key=lambda item: (item[0], item[1]))
 
 
-def _list_area(lake_root: Path | str, area: str, since: dt.date | None = None
-               ) -> list[tuple[dt.date, str, Path]]:
+def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
     if objstore.is_remote(lake_root):
-        return _list_objects(objstore.location(lake_root) / area, since)
+        return _list_objects(objstore.location(lake_root) / area)
     base = Path(lake_root) / area
     found: list[tuple[dt.date, str, Path]] = []
     if not base.is_dir():
@@ -335,8 +331,6 @@ def _list_area(lake_root: Path | str, area: str, since: dt.date | None = None
         if not m_date or not date_dir.is_dir():
             continue
         day = dt.date.fromisoformat(m_date.group(1))
-        if since is not None and day < since:
-            continue
         for prov_dir in date_dir.iterdir():
             m_prov = _PROVIDER_DIR.match(prov_dir.name)
             part = prov_dir / PART_FILE
@@ -347,11 +341,10 @@ def _list_area(lake_root: Path | str, area: str, since: dt.date | None = None
     return sorted(found, key=lambda item: (item[0], item[1]))
 
 
-def list_partitions(lake_root: Path | str, since: dt.date | None = None
-                    ) -> list[tuple[dt.date, str, Path]]:
+def list_partitions(lake_root: Path | str) -> list[tuple[dt.date, str, Path]]:
     """Every complete offers partition as (snapshot_date, provider, path), sorted by date then
-    provider; with `since`, only those dated that day or later."""
-    return _list_area(lake_root, OFFERS_AREA, since)
+    provider."""
+    return _list_area(lake_root, OFFERS_AREA)
 
 
 def list_quarantine(lake_root: Path | str) -> list[tuple[dt.date, str, Path]]:

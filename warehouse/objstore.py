@@ -260,14 +260,12 @@ class StorePath:
             raise StoreError(f"{self}: objects are written whole (put), not opened with {mode!r}")
         return io.BytesIO(self.read_bytes())
 
-    def _list(self, limit_one: bool = False, after: str | None = None) -> list[ObjectInfo]:
+    def _list(self, limit_one: bool = False) -> list[ObjectInfo]:
         prefix = f"{self.key}/" if self.key else ""
         out = []
         try:
-            # `offset`: only keys after it (S3 ListObjectsV2 StartAfter), so a listing from a
-            # date on does not return the whole history first.
+            # 1000: the most keys one S3 LIST page returns (ListObjectsV2 MaxKeys).
             for batch in obstore.list(client(self.bucket), prefix=prefix or None,
-                                      offset=f"{prefix}{after}" if after else None,
                                       chunk_size=1000):
                 for m in batch:
                     out.append(ObjectInfo(m["path"], m["size"], m.get("e_tag"),
@@ -278,10 +276,9 @@ class StorePath:
             raise self._fail("listing", exc) from None
         return out
 
-    def walk(self, after: str | None = None) -> list[tuple[StorePath, ObjectInfo]]:
-        """Every object under this prefix (one listing), with its state; with `after`, only
-        those whose key below the prefix sorts after it."""
-        return [(StorePath(self.bucket, m.key), m) for m in self._list(after=after)]
+    def walk(self) -> list[tuple[StorePath, ObjectInfo]]:
+        """Every object under this prefix (one listing), with its state."""
+        return [(StorePath(self.bucket, m.key), m) for m in self._list()]
 
     def iterdir(self) -> list[StorePath]:
         depth = self.key.count("/") + 1 if self.key else 0
