@@ -9,7 +9,7 @@ export GPUPRICES_HOME ?= $(CURDIR)/data
 # Where the crawler and the tests look for Chromium (spiders/crawl.py reads the same variable).
 CHROMIUM := $(or $(GPUPRICES_CHROMIUM),/usr/bin/chromium)
 
-.PHONY: setup chromium run test lint bench clean
+.PHONY: setup chromium run test test-trace lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -51,6 +51,16 @@ run: setup
 test: setup chromium
 	$(BIN)/ruff check .
 	$(BIN)/pytest -rs -n auto --dist loadgroup
+
+# The trace engine's tests (tests/test_sizing_trace.py, skipped by `make test`): the optional
+# extra gpuprices[trace]. PyPI's Linux torch is a CUDA build of several GB; TORCH names the CPU
+# build to install first (here pip finds torch 2.13.0 CPU on the machine's local package index;
+# elsewhere e.g. TORCH="torch --index-url https://download.pytorch.org/whl/cpu").
+TORCH ?= torch==2.13.0
+test-trace: setup
+	$(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e '.[dev,trace]'
+	$(BIN)/pytest -rs tests/test_sizing_trace.py
 
 bench: setup
 	$(BIN)/python bench/pipeline.py

@@ -14,9 +14,8 @@ import pytest
 _NOT_INSTALLED = ("NOT RUN: these trace real training steps with PyTorch, which is the optional "
                   "extra gpuprices[trace] (~200 MB CPU torch) that `make test` leaves out; "
                   "tests/test_sizing_trace_cli.py still checks that `size --engine trace` "
-                  "refuses clearly without it. To run them: "
-                  "`.venv/bin/pip install -e '.[trace]' && .venv/bin/pytest "
-                  "tests/test_sizing_trace.py`")
+                  "refuses clearly without it. To run them: `make test-trace` (installs the "
+                  "extra with a CPU build of torch, then runs this file)")
 for _module in ("torch", "transformers", "peft"):
     pytest.importorskip(_module, reason=_NOT_INSTALLED)
 
