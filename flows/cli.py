@@ -45,7 +45,7 @@ from flows.warehouse_state import (
     warehouse_problem,
 )
 from spiders import registry
-from warehouse import db, lake, lake_sync
+from warehouse import db, lake_sync
 
 # rich_markup_mode=None: help texts are printed as written (rich markup would eat the
 # `[[workload]]` of a TOML table name, and emoji codes the `:x:` in a text).
@@ -172,16 +172,14 @@ def load(
     settings = _settings(data_dir, archive)
     providers = providers_or_all(provider)
     with run_lock(settings):
-        refused = [(path, problem) for d, p, path in lake.list_partitions(settings.lake_root)
-                   if p in providers and (date is None or d.isoformat() == date)
-                   and (problem := lake.checksum_problem(path))]
+        refused: list[tuple[Path, str]] = []
         # Waits, bounded, for a reader holding the warehouse; past the wait: busy, exit 2.
         con = load_steps.open_warehouse(settings)
         try:
             provider_classes.store(con)
             counts = db.load_lake(con, settings.lake_root,
                                   dates=[dt.date.fromisoformat(date)] if date else None,
-                                  providers=providers, exclude=[path for path, _ in refused])
+                                  providers=providers, refused=refused)
             lake_sync.record_loaded(con, settings.lake_root, list(counts))
             rates = pipeline.load_fx(settings, con)
         finally:

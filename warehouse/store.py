@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from warehouse import identity, lake, objstore
+from warehouse import identity, lake
 from warehouse.connection import run, transaction
 from warehouse.contract import ContractError, conform_table
 from warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
@@ -388,15 +388,15 @@ def load_lake(
     providers: Iterable[str] | None = None,
     *,
     read: Callable[[Path], pa.Table] | None = None,
-    exclude: Iterable[Path] = (),
+    refused: list[tuple[Path, str]] | None = None,
 ) -> dict[tuple[dt.date, str], int]:
     """Load the lake's offers partitions (all, or those of the given dates and providers) into
     the warehouse in ONE transaction: either every selected partition is replaced or none is.
     Partitions are read one at a time so memory holds one day of one provider. Returns rows
     loaded per (snapshot_date, provider). `read` is for tests (defaults to lake.read_offers_file).
-    Partitions whose path is in `exclude` (refused by the caller) are left out.
+    With `refused`, a partition whose bytes differ from its recorded checksum is left out and
+    added to it as (path, why) instead of failing the load: each file is read once.
     """
-    left_out = {objstore.location(p) if isinstance(p, str) else p for p in exclude}
     want_dates = None if dates is None else {as_date(d) for d in dates}
     want_providers = None if providers is None else set(providers)
     reader = read or lake.read_offers_file
@@ -404,10 +404,17 @@ def load_lake(
         (day, prov, path)
         for day, prov, path in lake.list_partitions(lake_root)
         if (want_dates is None or day in want_dates)
-        and (want_providers is None or prov in want_providers) and path not in left_out
+        and (want_providers is None or prov in want_providers)
     ]
     loaded: dict[tuple[dt.date, str], int] = {}
     with transaction(con):
         for day, prov, path in selected:
-            loaded[(day, prov)] = _insert_offers(con, day, prov, reader(path))
+            try:
+                table = reader(path)
+            except lake.ChecksumError as exc:
+                if refused is None:
+                    raise
+                refused.append((path, str(exc)))
+                continue
+            loaded[(day, prov)] = _insert_offers(con, day, prov, table)
     return loaded
