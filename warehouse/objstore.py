@@ -73,12 +73,23 @@ def location(value: str | Path | StorePath) -> Path | StorePath:
 
 def _shared_file(env: dict, var: str, default: str, section: str) -> dict[str, str]:
     path = Path(env.get(var) or Path.home() / ".aws" / default).expanduser()
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return {}
+    return _ini_sections(str(path), stamp, default).get(section, {})
+
+
+@functools.lru_cache(maxsize=8)
+def _ini_sections(path: str, _mtime_ns: int, default: str) -> dict[str, dict[str, str]]:
+    """An AWS shared file's sections, parsed once per version of the file (every request asks
+    for the client, and so for the credentials)."""
     parser = configparser.ConfigParser()
     try:
         parser.read(path)
     except configparser.Error as exc:
         raise StoreError(f"{path}: not a readable AWS {default} file: {exc}") from None
-    return dict(parser[section]) if parser.has_section(section) else {}
+    return {name: dict(parser[name]) for name in parser.sections()}
 
 
 def aws_config(env: dict | None = None) -> dict[str, str]:
@@ -213,9 +224,7 @@ class StorePath:
     def head(self) -> ObjectInfo | None:
         try:
             meta = obstore.head(client(self.bucket), self.key)
-        except FileNotFoundError:
-            return None
-        except NotFoundError:
+        except (FileNotFoundError, NotFoundError):
             return None
         except BaseError as exc:
             raise self._fail("reading", exc) from None
