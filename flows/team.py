@@ -28,7 +28,7 @@ import typer
 from prefect import flow
 from prefect.concurrency.sync import concurrency
 
-from flows import team_steps
+from flows import live, team_steps
 from flows.config import Settings, settings_from
 from flows.lock import run_lock
 
@@ -65,7 +65,7 @@ def crawl_provider(provider: str, data_dir: str = "", archive_root: str = "",
     settings = _settings(data_dir, archive_root)
     with concurrency(crawl_limit(provider), occupy=1, timeout_seconds=CRAWL_WAIT_S,
                      lease_duration=LEASE_S, strict=True):
-        results = team_steps.crawl(settings, provider, replay or None)
+        results = live.provider_days(settings, provider, replay or None)
     for line in team_steps.crawl_lines(results):
         print(line)
     failure = team_steps.crawl_failure(results)

@@ -1,6 +1,7 @@
 """The team mode's steps as plain functions (flows/team.py runs them as Prefect flows on
-workers; tests call them directly): one provider's crawl up to the lake, and the load of every
-lake partition the warehouse does not hold yet.
+workers; tests call them directly): what a crawl's log says and when it failed (the crawl itself
+is live.provider_days, as in the nightly flow), and the load of every lake partition the
+warehouse does not hold yet.
 
 In the team mode the crawls and the load are separate flow runs, often on separate machines:
 a crawl writes only its lake partitions (never the warehouse), and the load, the only writer of
@@ -12,15 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flows import live, load_steps, pipeline
+from flows import load_steps, pipeline
 from flows.config import Settings
 from flows.results import DayResult
 from warehouse import lake_sync
-
-
-def crawl(settings: Settings, provider: str, replay: str | None) -> list[DayResult]:
-    """One provider up to the lake (live, or its archived days of `replay`)."""
-    return live.provider_days(settings, provider, replay)
 
 
 def crawl_lines(results: list[DayResult]) -> list[str]:
