@@ -130,9 +130,8 @@ def _sha256(path: Path) -> str:
 
 def checksum_problem(path: Path | str) -> str | None:
     """Why a lake file cannot be trusted (its bytes differ from the checksum recorded when it was
-    written), or None; a file written before checksums were recorded has none to differ from."""
-    if objstore.is_remote(path):
-        return _object_problem(objstore.location(path), *objstore.location(path).get()[:2])
+    written), or None; a file written before checksums were recorded has none to differ from.
+    On object storage the checksum travels with the bytes: read_offers_file checks it there."""
     path = Path(path)
     recorded = checksum_path(path)
     if not recorded.exists():
