@@ -305,22 +305,32 @@ def read_offers_file(path: Path | str) -> pa.Table:
     return conform_table(pq.read_table(path))
 
 
-def _list_objects(base: objstore.StorePath) -> list[tuple[dt.date, str, objstore.StorePath]]:
+def partition_objects(lake_root: objstore.StorePath | str
+                      ) -> list[tuple[dt.date, str, objstore.StorePath, objstore.ObjectInfo]]:
+    """The offers partitions of a lake on object storage with each object's state (size,
+    ETag), from one listing, sorted by date then provider."""
+    base = objstore.location(lake_root) / OFFERS_AREA
+    return _list_objects(base)
+
+
+def _list_objects(base: objstore.StorePath
+                  ) -> list[tuple[dt.date, str, objstore.StorePath, objstore.ObjectInfo]]:
     """The partitions under an area of a lake on object storage, from one listing."""
     found = []
-    for path, _info in base.walk():
+    for path, info in base.walk():
         parts = path.key[len(base.key):].strip("/").split("/")
         if len(parts) != 3 or parts[2] != PART_FILE:
             continue
         m_date, m_prov = _DATE_DIR.match(parts[0]), _PROVIDER_DIR.match(parts[1])
         if m_date and m_prov:
-            found.append((dt.date.fromisoformat(m_date.group(1)), m_prov.group(1), path))
+            found.append((dt.date.fromisoformat(m_date.group(1)), m_prov.group(1), path, info))
     return sorted(found, key=lambda item: (item[0], item[1]))
 
 
 def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
     if objstore.is_remote(lake_root):
-        return _list_objects(objstore.location(lake_root) / area)
+        return [(d, p, path) for d, p, path, _ in
+                _list_objects(objstore.location(lake_root) / area)]
     base = Path(lake_root) / area
     found: list[tuple[dt.date, str, Path]] = []
     if not base.is_dir():

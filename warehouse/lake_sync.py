@@ -38,11 +38,10 @@ def _object_stamp(info: objstore.ObjectInfo) -> Stamp:
 def _stamps_now(lake_root: Path | str) -> dict:
     """Every partition's current state; on object storage from one listing, not one request
     per partition."""
-    parts = lake.list_partitions(lake_root)
     if not objstore.is_remote(lake_root):
-        return {(d, p): (path, stamp_of(path)) for d, p, path in parts}
-    listed = dict((objstore.location(lake_root) / lake.OFFERS_AREA).walk())
-    return {(d, p): (path, _object_stamp(listed[path])) for d, p, path in parts}
+        return {(d, p): (path, stamp_of(path)) for d, p, path in lake.list_partitions(lake_root)}
+    return {(d, p): (path, _object_stamp(info))
+            for d, p, path, info in lake.partition_objects(lake_root)}
 
 
 def _record(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, stamp: Stamp) -> None:
