@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import io
 import os
@@ -172,25 +173,7 @@ def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
     for cap in captures:
         groups.setdefault(archive_path(root, cap.provider, cap.snapshot_date), []).append(cap)
     for path, caps in groups.items():
-        if isinstance(path, objstore.StorePath):
-            buf = io.BytesIO()
-            writer = WARCWriter(buf, gzip=True, warc_version="1.1")
-            for cap in caps:
-                _write_records(writer, cap)
-            path.append(buf.getvalue(), what="archive day file")
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
-        part = path.with_name(path.name + ".part")
-        with part.open("wb") as out:
-            if path.exists():
-                with path.open("rb") as old:
-                    shutil.copyfileobj(old, out)
-            writer = WARCWriter(out, gzip=True, warc_version="1.1")
-            for cap in caps:
-                _write_records(writer, cap)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(part, path)
+        _append_to_day_file(path, functools.partial(_write_warc, caps=caps))
     return list(groups)
 
 
@@ -359,18 +342,37 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _merge_part(path: Path | objstore.StorePath, part: Path) -> None:
+def _write_warc(out, caps: list[Capture]) -> None:
+    writer = WARCWriter(out, gzip=True, warc_version="1.1")
+    for cap in caps:
+        _write_records(writer, cap)
+
+
+def _append_to_day_file(path: Path | objstore.StorePath, write_new) -> None:
+    """Append what `write_new(fh)` writes to a day file. On disk: old bytes + new ones in a
+    `.part` beside it, fsynced, renamed over it (a crash leaves the old file or the new one).
+    On object storage: one compare-and-swap append (never overwriting another writer's)."""
     if isinstance(path, objstore.StorePath):
-        path.append(part.read_bytes(), what="archive day file")
-        part.unlink()
+        buf = io.BytesIO()
+        write_new(buf)
+        path.append(buf.getvalue(), what="archive day file")
         return
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
     tmp = path.with_name(path.name + ".merge.part")
     with tmp.open("wb") as out:
-        for src in (path, part):
-            if src.exists():
-                with src.open("rb") as fh:
-                    shutil.copyfileobj(fh, out)
+        if path.exists():
+            with path.open("rb") as old:
+                shutil.copyfileobj(old, out)
+        write_new(out)
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
+
+
+def _merge_part(path: Path | objstore.StorePath, part: Path) -> None:
+    def copy_part(out) -> None:
+        with part.open("rb") as fh:
+            shutil.copyfileobj(fh, out)
+
+    _append_to_day_file(path, copy_part)
     part.unlink()
