@@ -7,7 +7,7 @@ reserved terms), into a temporary directory that is deleted afterwards. Then, ea
 child process (so peak RSS is that run's alone, read with resource.getrusage(RUSAGE_SELF)):
 
 - `scan`: ijson tokenising the file without building anything (the floor for any ijson parse);
-- `stream`: spiders.providers.aws.parser.iter_offer_file over the open file;
+- `stream`: gpuprices.spiders.providers.aws.parser.iter_offer_file over the open file;
 - `json.load`: the whole file loaded, then the same GPU filter applied.
 
 Prints MB/s, peak RSS and the ratios. Targets (issue 17): peak RSS <= 300 MB whatever the file
@@ -152,10 +152,10 @@ def _child(mode: str, path: str) -> None:
     sys.path.insert(0, str(ROOT))
     import ijson
 
-    from spiders.providers.aws.offer_file import skip_reason
-    from spiders.providers.aws.parser import iter_offer_file
-    from spiders.providers.aws.tables import is_gpu_type
-    from warehouse.contract import CaptureMeta
+    from gpuprices.spiders.providers.aws.offer_file import skip_reason
+    from gpuprices.spiders.providers.aws.parser import iter_offer_file
+    from gpuprices.spiders.providers.aws.tables import is_gpu_type
+    from gpuprices.warehouse.contract import CaptureMeta
 
     meta = CaptureMeta(provider="aws", url="file://" + path,
                        captured_at=dt.datetime(2024, 5, 28, tzinfo=dt.UTC))

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-from warehouse.gpus import canonical_gpu
+from gpuprices.warehouse.gpus import canonical_gpu
 
 # Calibration wordings canonical_gpu cannot take as they stand (explanations in parentheses).
 GPU_WORDING = {

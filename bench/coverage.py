@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from flows.coverage import coverage
+from gpuprices.flows.pipeline.coverage import coverage
 
 ROOT = Path(__file__).resolve().parent.parent
 

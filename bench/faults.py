@@ -37,13 +37,14 @@ import duckdb  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from bench.fault_probes import Probe, ProbeResult, probes  # noqa: E402
-from flows import pipeline  # noqa: E402
-from flows.config import Settings  # noqa: E402
-from spiders.importer import import_capture, parse_timestamp  # noqa: E402
+from gpuprices.flows import loading  # noqa: E402
+from gpuprices.flows.config import Settings  # noqa: E402
+from gpuprices.flows.pipeline import steps as pipeline  # noqa: E402
+from gpuprices.spiders.importer import import_capture, parse_timestamp  # noqa: E402
+from gpuprices.warehouse import lake, store  # noqa: E402
 from tests.conftest import manifest_rows  # noqa: E402
 from tests.faults.kill import DAY, run_killed  # noqa: E402
 from tests.faults.mutations import run_corpus  # noqa: E402
-from warehouse import lake, store  # noqa: E402
 
 
 def _fresh(tmp: Path) -> Settings:
@@ -76,7 +77,7 @@ def _run(settings: Settings) -> pipeline.DayResult:
     with open(os.devnull, "w") as quiet:
         old, sys.stdout = sys.stdout, quiet
         try:
-            pipeline.load(settings, [res], pipeline.new_run_id())
+            loading.load(settings, [res], pipeline.new_run_id())
         finally:
             sys.stdout = old
     return res

@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/load_from_store.py [--store s3://bucket/prefix] [--repeat 3]
 
-1. Every bundled snapshot (snapshots/) is parsed into a lake on local disk (flows.pipeline.reparse,
+1. Every bundled snapshot (snapshots/) is parsed into a lake on local disk
+(gpuprices.flows.pipeline.steps.reparse,
    no load).
 2. The lake's partitions are copied to the store as the pipeline writes them (one object each,
    its SHA-256 in its metadata). Without --store a SeaweedFS server is started on loopback ports
@@ -26,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from flows import pipeline  # noqa: E402
-from flows.config import Settings  # noqa: E402
+from gpuprices.flows.config import Settings  # noqa: E402
+from gpuprices.flows.pipeline import steps as pipeline  # noqa: E402
+from gpuprices.warehouse import db, lake, objstore  # noqa: E402
 from tests.s3_server import BUCKET, S3Server  # noqa: E402
-from warehouse import db, lake, objstore  # noqa: E402
 
 
 def _build_lake(work: Path) -> Settings:

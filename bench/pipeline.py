@@ -16,10 +16,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from flows import load_steps, pipeline  # noqa: E402
-from flows.config import Settings, prefect_env  # noqa: E402
-from warehouse import db, lake  # noqa: E402
-from warehouse.contract import offers_to_table  # noqa: E402
+from gpuprices.flows.config import Settings, prefect_env  # noqa: E402
+from gpuprices.flows.pipeline import load_steps  # noqa: E402
+from gpuprices.flows.pipeline import steps as pipeline  # noqa: E402
+from gpuprices.warehouse import db, lake  # noqa: E402
+from gpuprices.warehouse.contract import offers_to_table  # noqa: E402
 
 PREFECT_NOOP = """
 from prefect import flow
@@ -100,7 +101,7 @@ def main() -> None:
         settings = Settings(data_dir=data, archive_root=args.archive).ensure()
         env = os.environ | prefect_env(settings)
         startup, rc0 = timed([sys.executable, "-c", PREFECT_NOOP], env)
-        wall, rc = timed([sys.executable, "-m", "flows.cli", "nightly", "--replay", "all",
+        wall, rc = timed([sys.executable, "-m", "gpuprices", "nightly", "--replay", "all",
                           "--data-dir", str(data), "--archive", str(args.archive)], env)
         print(f"gpuprices nightly --replay all: {wall:.1f} s wall (exit {rc})")
         print(f"  of which Prefect start-up (a no-op flow, same environment): {startup:.1f} s"

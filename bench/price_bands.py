@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 import duckdb  # noqa: E402
 
-from warehouse.price_bands import BANDS_CSV, FIELDS  # noqa: E402
+from gpuprices.warehouse.price_bands import BANDS_CSV, FIELDS  # noqa: E402
 
 QUERY = """
 WITH known AS (

@@ -7,8 +7,8 @@ The table (tests/fixtures/sizing/rule_of_thumb_fit_table.csv, copied unchanged f
 planning article this project started from; origin in tests/fixtures/SOURCES.md) says, per
 card, the largest model (billions of parameters) that QLoRA, LoRA r=16 and full fine-tuning
 fit on one card; an empty cell means "nothing of the sizes it names". It is a rough table, not
-ground truth: this script states where the estimator (sizing.memory.estimate_memory with the
-fits / tight / no verdicts of sizing/fit.py) agrees and where not; docs/sizing.md explains each
+ground truth: this script states where the estimator (gpuprices.sizing.memory.estimate_memory with
+the fits / tight / no verdicts of sizing/fit.py) agrees and where not; docs/sizing.md explains each
 disagreement.
 
 Assumptions (the table states only "full FT assumes an 8-bit optimizer; typical sequence
@@ -30,9 +30,9 @@ sizing/workloads.toml, and the issue's 32B LoRA example):
 Models: a size the table names stands for every models.csv row sold under that size (its name
 says "8B", "32B", "70B": Llama 3.1 8B; Qwen2.5 32B; Llama 2 70B and Llama 3.1 70B); a size no
 row is named after would be an architecture inferred from the size by
-sizing.architecture.infer_architecture. Above the table's largest size the ladder goes on with the
-next size a models.csv name states at least the table's smallest step (70/32 = 2.2x) above it
-(405B; Qwen2.5 72B is the 70B class), so a "70B" cell's "nothing larger" is checked too.
+gpuprices.sizing.architecture.infer_architecture. Above the table's largest size the ladder goes on
+with the next size a models.csv name states at least the table's smallest step (70/32 = 2.2x) above
+it (405B; Qwen2.5 72B is the 70B class), so a "70B" cell's "nothing larger" is checked too.
 A cell claims: every model of its size is accepted and no model of the next size up is. It
 agrees when the estimator says the same; `tight` counts as accepted, because the cells are
 "largest that fits" claims, the configurations the issue wants `fits` or `tight`. A
@@ -55,10 +55,10 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sizing.architecture import infer_architecture, model_table  # noqa: E402
-from sizing.memory import estimate_memory  # noqa: E402
-from sizing.workload_fields import Architecture, Workload  # noqa: E402
-from warehouse.gpus import canonical_gpu, gpu_models  # noqa: E402
+from gpuprices.sizing.architecture import infer_architecture, model_table  # noqa: E402
+from gpuprices.sizing.memory import estimate_memory  # noqa: E402
+from gpuprices.sizing.workload_fields import Architecture, Workload  # noqa: E402
+from gpuprices.warehouse.gpus import canonical_gpu, gpu_models  # noqa: E402
 
 TABLE = ROOT / "tests/fixtures/sizing/rule_of_thumb_fit_table.csv"
 # table column -> the estimator's method

@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import load_from_store  # noqa: E402
 
-from flows.service import local_server, wait_for_line  # noqa: E402
-from warehouse import lake  # noqa: E402
-from warehouse.contract import PROVIDERS  # noqa: E402
+from gpuprices.flows.ops.service import local_server, wait_for_line  # noqa: E402
+from gpuprices.warehouse import lake  # noqa: E402
+from gpuprices.warehouse.contract import PROVIDERS  # noqa: E402
 
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 POOL = "bench-pool"

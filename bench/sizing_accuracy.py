@@ -30,12 +30,12 @@ sys.path.insert(0, str(ROOT))
 from accuracy_targets import print_targets  # noqa: E402
 from calibration_rows import PEFT_SEQ_ASSUMED, row_to_workload  # noqa: E402
 
-from sizing import fit  # noqa: E402
-from sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
-from sizing.memory import estimate_memory  # noqa: E402
-from sizing.throughput import estimate_throughput  # noqa: E402
-from sizing.workload import workload_from_dict  # noqa: E402
-from warehouse.gpus import gpu_models  # noqa: E402
+from gpuprices.sizing import fit  # noqa: E402
+from gpuprices.sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
+from gpuprices.sizing.memory import estimate_memory  # noqa: E402
+from gpuprices.sizing.throughput import estimate_throughput  # noqa: E402
+from gpuprices.sizing.workload import workload_from_dict  # noqa: E402
+from gpuprices.warehouse.gpus import gpu_models  # noqa: E402
 
 CSV = ROOT / "tests/fixtures/sizing/measured_calibration.csv"
 CLASS_CSV = ROOT / "tests/fixtures/sizing/throughput_by_class.csv"

@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sizing.rank import rank  # noqa: E402
-from sizing.workload import load_workloads  # noqa: E402
-from warehouse.gpus import gpu_models  # noqa: E402
+from gpuprices.sizing.rank import rank  # noqa: E402
+from gpuprices.sizing.workload import load_workloads  # noqa: E402
+from gpuprices.warehouse.gpus import gpu_models  # noqa: E402
 
 
 def twenty_workloads():
@@ -55,7 +55,7 @@ def warehouse_offers(data_dir: Path) -> tuple[str, list[dict]] | None:
     db = data_dir / "warehouse.duckdb"
     if not db.exists():
         return None
-    from flows.rank_inputs import read_offers
+    from gpuprices.flows.cli.rank_inputs import read_offers
 
     day, offers, _ = read_offers(db, None)
     return str(day), offers

@@ -27,10 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 from sizing_accuracy import CSV, row_to_workload  # noqa: E402
 
-from sizing import trace  # noqa: E402
-from sizing.memory import estimate_memory  # noqa: E402
-from sizing.workload import load_workloads, workload_from_dict  # noqa: E402
-from warehouse.gpus import gpu_models  # noqa: E402
+from gpuprices.sizing import trace  # noqa: E402
+from gpuprices.sizing.memory import estimate_memory  # noqa: E402
+from gpuprices.sizing.workload import load_workloads, workload_from_dict  # noqa: E402
+from gpuprices.warehouse.gpus import gpu_models  # noqa: E402
 
 # Configurations with no published peak: the shipped 32B LoRA workload, issue 13's tight 32B
 # example (r=16, seq 2048, checkpointing, one 80 GB card), and variants that move one term each:
@@ -95,7 +95,7 @@ def main() -> None:
             print(f"{label:58} {m:6.2f} {c:7.2f} {_pct(c, m):+6.1f} {t:7.2f} {_pct(t, m):+6.1f}"
                   f" {tr.seconds:5.1f}")
         else:
-            from sizing.fit import verdict
+            from gpuprices.sizing.fit import verdict
             v_tr = verdict(tr.per_gpu_gb, cap, cf.margin)
             print(f"{label:58} {'OOM':>6} {c:7.2f} {cf.verdict:>6} {t:7.2f} {v_tr:>6}"
                   f" {tr.seconds:5.1f}   (card {cap:g} GB)")

@@ -4,12 +4,13 @@ warehouse answers.
     .venv/bin/python bench/warehouse_scale.py [--nights 365] [--offers 30000] [--dir DIR]
 
 1. Real offers: every capture of snapshots/manifest.csv is archived in a temporary raw archive and
-   parsed with today's parsers (flows.pipeline.reparse), plus the bundled ECB rates.
+   parsed with today's parsers (gpuprices.flows.pipeline.steps.reparse), plus the bundled ECB
+   rates.
 2. Synthetic year: the real offers are replicated into extra regions until a night holds at
    least --offers listed rows; night by night a few prices move (0.2% of fixed-price offers,
    5% of spot offers, by a few percent), a few offers are withdrawn and come back. Each night
-   goes through warehouse.lake.write_partition and warehouse.db.load_partition per provider,
-   like the pipeline's load.
+   goes through gpuprices.warehouse.lake.write_partition and gpuprices.warehouse.db.load_partition
+   per provider, like the pipeline's load.
 3. Timed (median of 3 runs, after one warm-up): one more night's load; cheapest_daily over the
    year; price_changes of the last 7 days; offer_history of one GPU model; the weekly report.
    Then the same questions with pandas over CSV files (one per night), as ratios.
@@ -40,17 +41,17 @@ import pyarrow.compute as pc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from flows import pipeline  # noqa: E402
-from flows.config import Settings  # noqa: E402
-from reports.render import write_report  # noqa: E402
-from sizing.workload import load_workloads  # noqa: E402
-from spiders import fx  # noqa: E402
-from spiders.archive import append_captures  # noqa: E402
-from spiders.importer import import_capture, parse_timestamp  # noqa: E402
-from spiders.providers.azure.history import captures_from_azure_history  # noqa: E402
-from spiders.providers.gcp.history import captures_from_gcp_history  # noqa: E402
-from warehouse import db, lake  # noqa: E402
-from warehouse.contract import OFFER_SCHEMA, PROVIDERS  # noqa: E402
+from gpuprices.flows.config import Settings  # noqa: E402
+from gpuprices.flows.pipeline import steps as pipeline  # noqa: E402
+from gpuprices.reports.render import write_report  # noqa: E402
+from gpuprices.sizing.workload import load_workloads  # noqa: E402
+from gpuprices.spiders import fx  # noqa: E402
+from gpuprices.spiders.archive import append_captures  # noqa: E402
+from gpuprices.spiders.importer import import_capture, parse_timestamp  # noqa: E402
+from gpuprices.spiders.providers.azure.history import captures_from_azure_history  # noqa: E402
+from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history  # noqa: E402
+from gpuprices.warehouse import db, lake  # noqa: E402
+from gpuprices.warehouse.contract import OFFER_SCHEMA, PROVIDERS  # noqa: E402
 
 TARGETS = {"load one night": 5.0, "cheapest_daily (year)": 1.0,
            "price_changes (last 7 days)": 1.0, "offer_history (one GPU model)": 1.0,

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from warehouse import objstore
+from gpuprices.warehouse import objstore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,8 +8,8 @@ import difflib
 from functools import cache
 from pathlib import Path
 
-from sizing.workload import Workload, WorkloadError, load_workloads
-from warehouse.gpus import ALIASES_CSV, canonical_gpu, gpu_models
+from gpuprices.sizing.workload import Workload, WorkloadError, load_workloads
+from gpuprices.warehouse.gpus import ALIASES_CSV, canonical_gpu, gpu_models
 
 
 @cache

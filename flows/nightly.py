@@ -1,8 +1,8 @@
 """The nightly Prefect flow: for every provider crawl (own process) → parse → check → store, then
 load everything into DuckDB and write the run summary.
 
-Import this module only after Prefect's environment is set (flows.config.prefect_env): Prefect
-reads PREFECT_HOME when it is imported.
+Import this module only after Prefect's environment is set (gpuprices.flows.config.prefect_env):
+Prefect reads PREFECT_HOME when it is imported.
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import live, pipeline, progress, run_journal
-from flows.config import Settings
-from flows.results import DayResult
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops import run_journal
+from gpuprices.flows.pipeline import live, progress
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.results import DayResult
 
 
 @task(name="crawl-parse-check", retries=1, retry_delay_seconds=30, cache_policy=NO_CACHE)
@@ -31,7 +34,7 @@ def fx_task(settings: Settings) -> str | None:
 def load_task(settings: Settings, results: list[DayResult], run_id: str) -> list[DayResult]:
     """Load and record the night; returns its results with the lake partitions of earlier
     nights it caught up."""
-    pipeline.load(settings, results, run_id, on_day=progress.loaded)
+    loading.load(settings, results, run_id, on_day=progress.loaded)
     return results
 
 

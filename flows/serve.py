@@ -9,8 +9,8 @@ due while the previous one is still going is cancelled rather than queued behind
 night never snowballs). Parameters are plain strings so the deployments can also be started
 from the Prefect UI or `prefect deployment run`.
 
-Import this module only after Prefect's environment is set (flows.config.prefect_env): Prefect
-reads PREFECT_HOME when it is imported. `gpuprices serve` (flows/serve_cli.py) does that.
+Import this module only after Prefect's environment is set (gpuprices.flows.config.prefect_env):
+Prefect reads PREFECT_HOME when it is imported. `gpuprices serve` (flows/cli/serve.py) does that.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from prefect.exceptions import TerminationSignal
 from prefect.runner import Runner
 from prefect.schedules import Cron
 
-from flows.config import Settings, settings_from
-from flows.lock import run_lock
-from flows.nightly import nightly_flow
-from flows.schedules import NIGHTLY_CRON, TIMEZONE, WEEKLY_CRON
-from flows.service import run_until_signal
-from flows.weekly import weekly_flow
-from warehouse.contract import PROVIDERS
+from gpuprices.flows.config import Settings, settings_from
+from gpuprices.flows.nightly import nightly_flow
+from gpuprices.flows.ops.lock import run_lock
+from gpuprices.flows.ops.service import run_until_signal
+from gpuprices.flows.schedules import NIGHTLY_CRON, TIMEZONE, WEEKLY_CRON
+from gpuprices.flows.weekly import weekly_flow
+from gpuprices.warehouse.contract import PROVIDERS
 
 ONE_AT_A_TIME = ConcurrencyLimitConfig(
     limit=1, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW)

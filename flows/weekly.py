@@ -1,7 +1,7 @@
 """The weekly Prefect flow: fetch today's ECB rates into the archive, load every archived rate into
 fx_rates, then write the weekly report.
 
-Import this module only after Prefect's environment is set (flows.config.prefect_env).
+Import this module only after Prefect's environment is set (gpuprices.flows.config.prefect_env).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.config import Settings
-from flows.report_job import make_report, refresh_fx
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline.report_job import make_report, refresh_fx
 
 
 @task(name="ecb-rates", retries=1, retry_delay_seconds=60, cache_policy=NO_CACHE)

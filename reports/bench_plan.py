@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from reports.tables import Column, Table
-from reports.workloads import CHOICE_LABELS
-from sizing.bench_plan import plan_offer
-from sizing.rank_row import RankRow
-from sizing.workload import Workload
+from gpuprices.reports.tables import Column, Table
+from gpuprices.reports.workloads import CHOICE_LABELS
+from gpuprices.sizing.bench_plan import plan_offer
+from gpuprices.sizing.rank_row import RankRow
+from gpuprices.sizing.workload import Workload
 
 PLAN_COLS = [Column("workload", "workload"), Column("choice_label", "choice"),
              Column("offer", "offer"), Column("step", "step"), Column("gpus", "GPUs", "int"),

@@ -15,13 +15,13 @@ from typing import Any
 
 import duckdb
 
-from reports import rent_or_own, sections
-from reports.bench_plan import plan_appendix
-from reports.tables import Table
-from reports.weeks import iso_week, week_bounds
-from reports.workloads import choices_table, rank_for_report, workload_sections
-from sizing.workload import Workload
-from warehouse import db
+from gpuprices.reports import rent_or_own, sections
+from gpuprices.reports.bench_plan import plan_appendix
+from gpuprices.reports.tables import Table
+from gpuprices.reports.weeks import iso_week, week_bounds
+from gpuprices.reports.workloads import choices_table, rank_for_report, workload_sections
+from gpuprices.sizing.workload import Workload
+from gpuprices.warehouse import db
 
 
 @dataclass

@@ -11,9 +11,9 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from reports.build import Report
-from reports.sections import TREND_WEEKS
-from reports.tables import fmt
+from gpuprices.reports.build import Report
+from gpuprices.reports.sections import TREND_WEEKS
+from gpuprices.reports.tables import fmt
 
 CHART_SERIES = 8  # lines per chart: more are unreadable
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",

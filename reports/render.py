@@ -12,10 +12,10 @@ from typing import Any
 import duckdb
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from reports.build import Report, build_report
-from reports.charts import charts
-from reports.tables import Table, fmt
-from sizing.workload import Workload
+from gpuprices.reports.build import Report, build_report
+from gpuprices.reports.charts import charts
+from gpuprices.reports.tables import Table, fmt
+from gpuprices.sizing.workload import Workload
 
 TEMPLATES = Path(__file__).parent / "templates"
 TOP_CHANGES = 25

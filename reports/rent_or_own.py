@@ -3,8 +3,8 @@ monthly cost of on-demand, spot, each committed term and owning, with the utilis
 which each beats on-demand.
 
 The prices are the warehouse's (gpu_terms_as_of: the cheapest firm, fresh offer of each pricing
-model and term on the day, in the report currency); the arithmetic is sizing.rent_or_own's.
-`gpuprices compare` reads through `compare_demands` too.
+model and term on the day, in the report currency); the arithmetic is
+gpuprices.sizing.rent_or_own's. `gpuprices compare` reads through `compare_demands` too.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 import duckdb
 
-from reports.tables import Column, Table, view_rows
-from sizing.rent_or_own import (
+from gpuprices.reports.tables import Column, Table, view_rows
+from gpuprices.sizing.rent_or_own import (
     EXAMPLE_DEMANDS,
     Demand,
     TermPrice,
@@ -50,7 +50,7 @@ def term_prices(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
 
 def compare_demands(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
                     demands: Sequence[Demand], max_age_days: int) -> list[dict[str, Any]]:
-    """sizing.rent_or_own.compare of each demand at the day's prices, in `currency`."""
+    """gpuprices.sizing.rent_or_own.compare of each demand at the day's prices, in `currency`."""
     prices, usd = term_prices(con, day, currency, max_age_days)
     out = []
     for d in demands:

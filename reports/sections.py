@@ -8,9 +8,9 @@ from typing import Any
 
 import duckdb
 
-from reports.tables import Column, Table, provider_supply, view_rows
-from warehouse.contract import PROVIDERS
-from warehouse.states import provider_state
+from gpuprices.reports.tables import Column, Table, provider_supply, view_rows
+from gpuprices.warehouse.contract import PROVIDERS
+from gpuprices.warehouse.states import provider_state
 
 TREND_WEEKS = 12
 # ECB rates older than this at the end of the week are stale (the ECB publishes every working

@@ -2,7 +2,7 @@
 
 The offers are the warehouse's (offers_priced_as_of: each provider's latest snapshot on or before
 the end of the week, priced in the report currency, with the firm-price verdict); the ranking is
-sizing.rank.rank's, called in one place (`rank_for_report`). Each workload's best firm
+gpuprices.sizing.rank.rank's, called in one place (`rank_for_report`). Each workload's best firm
 on-demand, spot and committed offer (the rows sizing marks with `choice`) make the report's
 headline, "Where to rent this week" (`choices_table`).
 """
@@ -16,11 +16,11 @@ from typing import Any
 
 import duckdb
 
-from reports.tables import Column, Table, provider_supply, view_rows
-from sizing import parallel
-from sizing.rank import rank as sizing_rank
-from sizing.workload import Workload
-from warehouse import benchmarks
+from gpuprices.reports.tables import Column, Table, provider_supply, view_rows
+from gpuprices.sizing import parallel
+from gpuprices.sizing.rank import rank as sizing_rank
+from gpuprices.sizing.workload import Workload
+from gpuprices.warehouse import benchmarks
 
 TOP_OFFERS = 10
 
@@ -86,7 +86,7 @@ def rank_for_report(workloads: Sequence[Workload], offers: list[dict[str, Any]],
                     measurements: Sequence[Mapping[str, Any]] | None = None
                     ) -> dict[str, list[dict[str, Any]]]:
     """{workload: rows best first} with RankRow fields. The one place the report calls the
-    sizing engine: adapt here if sizing.rank's API changes. `measurements`: the recorded
+    sizing engine: adapt here if gpuprices.sizing.rank's API changes. `measurements`: the recorded
     benchmark results (measured_throughput), used over the estimate."""
     ranked = sizing_rank(list(workloads), offers, currency=currency,
                          usd_to_currency=usd_to_currency, node_shapes=node_shapes,

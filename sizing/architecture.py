@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sizing.workload_fields import ARCH_FIELDS, Architecture, WorkloadError
+from gpuprices.sizing.workload_fields import ARCH_FIELDS, Architecture, WorkloadError
 
 HERE = Path(__file__).parent
 MODELS_CSV = HERE / "models.csv"

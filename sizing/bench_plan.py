@@ -3,10 +3,10 @@ one-node step benchmark with NCCL tests, checkpoint write and restore, multi-nod
 (when the job spans nodes) and a simulated preemption with recovery.
 
 Each step's duration comes from the workload's own estimate on that offer (the RankRow that
-sizing.rank built: tokens/s, layout) and the run plan of sizing.cost (checkpoint size and write
-time, restart time); its cost is the offer's node price over the hours the provider bills
-(sizing.cost.billed_hours: increment, minimum). Every duration assumption is a named constant
-below. Pure Python: the caller hands in ranked rows.
+gpuprices.sizing.rank built: tokens/s, layout) and the run plan of gpuprices.sizing.cost
+(checkpoint size and write time, restart time); its cost is the offer's node price over the hours
+the provider bills (gpuprices.sizing.cost.billed_hours: increment, minimum). Every duration
+assumption is a named constant below. Pure Python: the caller hands in ranked rows.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from sizing.cost import billed_hours, plan_run
-from sizing.memory import estimate_memory
-from sizing.rank_row import RankRow
-from sizing.workload import Workload
+from gpuprices.sizing.cost import billed_hours, plan_run
+from gpuprices.sizing.memory import estimate_memory
+from gpuprices.sizing.rank_row import RankRow
+from gpuprices.sizing.workload import Workload
 
 # Optimizer steps run at the job's micro-batch to read the peak memory: allocator peaks settle
 # after the first optimizer step has created its states (PyTorch's torch.cuda.max_memory_allocated
@@ -146,7 +146,7 @@ def _span(seconds: int) -> str:
 
 
 def plan_offer(w: Workload, row: RankRow, position: int = 1) -> OfferPlan:
-    """The benchmark plan of one ranked offer (a row of sizing.rank with verdict ok)."""
+    """The benchmark plan of one ranked offer (a row of gpuprices.sizing.rank with verdict ok)."""
     run = plan_run(w, row.tokens_per_s)
     per_gpu_tps = row.tokens_per_s / row.gpus
     mp = w.tensor_parallel * w.pipeline_parallel * w.context_parallel

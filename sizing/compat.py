@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from sizing.workload import Workload
-from warehouse.gpus import GpuModel
+from gpuprices.sizing.workload import Workload
+from gpuprices.warehouse.gpus import GpuModel
 
 RULES_CSV = Path(__file__).parent / "compat_rules.csv"
 VERDICTS = ("compatible", "caveat", "incompatible")  # best to worst

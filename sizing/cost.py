@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.memory import ADAM8_BYTES, lora_params
-from sizing.workload import Workload
+from gpuprices.sizing.memory import ADAM8_BYTES, lora_params
+from gpuprices.sizing.workload import Workload
 
 # Object storage for checkpoints: AWS S3 Standard, first 50 TB/month, us-east-1
 # (aws.amazon.com/s3/pricing): $0.023 per GB-month.

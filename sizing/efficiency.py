@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from warehouse.gpus import GpuModel
+from gpuprices.warehouse.gpus import GpuModel
 
 CSV_PATH = Path(__file__).with_name("gpu_efficiency.csv")
 FALLBACK_CLASS = "hopper"

@@ -29,7 +29,7 @@ saved as in the generic count.
 
 from __future__ import annotations
 
-from sizing.workload import Workload
+from gpuprices.sizing.workload import Workload
 
 # transformers LlamaRMSNorm: `hidden_states.to(torch.float32)` saved by pow and mul.
 RMSNORM_SAVED_BYTES = 4.0

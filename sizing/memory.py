@@ -9,9 +9,9 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from sizing import fit, hf_activations, parallel, switches
-from sizing.frameworks import FrameworkProfile, profile
-from sizing.workload import Workload
+from gpuprices.sizing import fit, hf_activations, parallel, switches
+from gpuprices.sizing.frameworks import FrameworkProfile, profile
+from gpuprices.sizing.workload import Workload
 
 GB = 1e9
 # NF4 (QLoRA paper, Dettmers et al. 2023, sec. 3): 4-bit codes + one fp32 absmax per block of

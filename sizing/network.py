@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.throughput import ETHERNET_NODE_GBS
+from gpuprices.sizing.throughput import ETHERNET_NODE_GBS
 
 FAST_FABRICS = ("InfiniBand", "RoCE", "EFA", "GPUDirect-TCPX", "GPUDirect-TCPXO")
 

@@ -8,8 +8,8 @@ import json
 import math
 from typing import Any
 
-from sizing import network
-from sizing.reasons import choice_of
+from gpuprices.sizing import network
+from gpuprices.sizing.reasons import choice_of
 
 
 def records(offers: Any) -> list[dict[str, Any]]:

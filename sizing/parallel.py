@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sizing.workload import Workload
+    from gpuprices.sizing.workload import Workload
 
 # fp8 end-to-end speed-up over bf16 training of the same model on the same card, used to scale the
 # class's bf16 HFU onto the fp8 peak. Source: Lambda, "Unleashing the power of Transformers with

@@ -20,12 +20,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sizing import compat, fit
-from sizing import measured as meas
-from sizing import network as net
-from sizing import offer_row as orow
-from sizing import reasons as why
-from sizing.cost import (
+from gpuprices.sizing import compat, fit
+from gpuprices.sizing import measured as meas
+from gpuprices.sizing import network as net
+from gpuprices.sizing import offer_row as orow
+from gpuprices.sizing import reasons as why
+from gpuprices.sizing.cost import (
     CostEstimate,
     RunPlan,
     estimate_cost,
@@ -35,11 +35,11 @@ from sizing.cost import (
     spot_band,
     term_hours,
 )
-from sizing.memory import MemoryEstimate, estimate_memory
-from sizing.rank_row import RankRow
-from sizing.throughput import Throughput, efficiency_assumed_note, estimate_throughput
-from sizing.workload import Workload
-from warehouse.gpus import GpuModel, gpu_models
+from gpuprices.sizing.memory import MemoryEstimate, estimate_memory
+from gpuprices.sizing.rank_row import RankRow
+from gpuprices.sizing.throughput import Throughput, efficiency_assumed_note, estimate_throughput
+from gpuprices.sizing.workload import Workload
+from gpuprices.warehouse.gpus import GpuModel, gpu_models
 
 MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
 

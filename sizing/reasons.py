@@ -7,11 +7,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sizing.cost import CostEstimate
-from sizing.fit import fit_sentence
-from sizing.memory import MemoryEstimate
-from sizing.throughput import Throughput
-from sizing.workload import Workload
+from gpuprices.sizing.cost import CostEstimate
+from gpuprices.sizing.fit import fit_sentence
+from gpuprices.sizing.memory import MemoryEstimate
+from gpuprices.sizing.throughput import Throughput
+from gpuprices.sizing.workload import Workload
 
 POOR_SCALING = 0.8  # below this scaling efficiency the verdict says so
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from sizing.cost import HOURS_PER_MONTH
+from gpuprices.sizing.cost import HOURS_PER_MONTH
 
 HOURS_PER_WEEK = 168.0
 # The cost model's 730-hour month (sizing/cost.py), so a demand of 168 h/week uses exactly the

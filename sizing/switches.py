@@ -42,8 +42,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from sizing.frameworks import FrameworkProfile
-from sizing.workload import LOSSES, Workload
+from gpuprices.sizing.frameworks import FrameworkProfile
+from gpuprices.sizing.workload import LOSSES, Workload
 
 __all__ = ["LOSSES", "Switches", "resolve"]
 # Bytes per logit element of a loss that materialises the fp32 logits (transformers'

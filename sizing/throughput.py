@@ -11,12 +11,12 @@ import math
 import re
 from dataclasses import dataclass
 
-from sizing import parallel, switches
-from sizing.efficiency import Efficiency, efficiency_for
-from sizing.frameworks import profile
-from sizing.memory import activation_elements_per_token, lora_params
-from sizing.workload import Workload
-from warehouse.gpus import GpuModel
+from gpuprices.sizing import parallel, switches
+from gpuprices.sizing.efficiency import Efficiency, efficiency_for
+from gpuprices.sizing.frameworks import profile
+from gpuprices.sizing.memory import activation_elements_per_token, lora_params
+from gpuprices.sizing.workload import Workload
+from gpuprices.warehouse.gpus import GpuModel
 
 # HFU per GPU class (and method where the measurement distinguishes them) comes from
 # sizing/gpu_efficiency.csv, a public source per row (sizing/efficiency.py).

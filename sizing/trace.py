@@ -6,8 +6,8 @@ tensors hold no data (docs/sizing.md, "The trace engine").
 
 torch, transformers and peft are the optional extra `gpuprices[trace]` (~200 MB for the CPU
 build of torch). They are imported inside the functions that trace, never at this module's
-top: the rest of sizing/ stays pure Python, and `import sizing.trace` (what the CLI does to
-ask `available()`) costs nothing when the extra is not installed.
+top: the rest of sizing/ stays pure Python, and `import gpuprices.sizing.trace` (what the CLI does
+to ask `available()`) costs nothing when the extra is not installed.
 
 What it cannot see (`unsupported()` says which applies): QLoRA and 8-bit optimizers
 (bitsandbytes kernels are CUDA-only), fused CUDA kernels (fused or chunked losses of other
@@ -23,8 +23,8 @@ import importlib.util
 import time
 from dataclasses import dataclass
 
-from sizing.memory import CUDA_CONTEXT_GB, GB
-from sizing.workload import Architecture, Workload
+from gpuprices.sizing.memory import CUDA_CONTEXT_GB, GB
+from gpuprices.sizing.workload import Architecture, Workload
 
 EXTRA_HINT = "the trace engine needs torch, transformers and peft: pip install 'gpuprices[trace]'"
 # The CUDA caching allocator rounds every block up to a multiple of 512 bytes

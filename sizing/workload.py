@@ -3,7 +3,7 @@
 
 The dataclasses and the allowed values are sizing/workload_fields.py, the architecture table and
 inference sizing/architecture.py; the names callers use are imported here as well, so
-`from sizing.workload import Workload, load_workloads` keeps working.
+`from gpuprices.sizing.workload import Workload, load_workloads` keeps working.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
-from sizing.architecture import infer_architecture, lookup_model
-from sizing.workload_fields import (
+from gpuprices.sizing.architecture import infer_architecture, lookup_model
+from gpuprices.sizing.workload_fields import (
     ARCH_FIELDS,
     FRAMEWORKS,
     LORA_TARGETS,

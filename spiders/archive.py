@@ -30,8 +30,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from warehouse import objstore
-from warehouse.contract import CaptureMeta
+from gpuprices.warehouse import objstore
+from gpuprices.warehouse.contract import CaptureMeta
 
 H_PROVIDER = "X-Gpuprices-Provider"
 H_SHA256 = "X-Gpuprices-Payload-SHA256"

@@ -4,7 +4,7 @@ It archives every response (any status) before anything parses it, follows the p
 provider's source module reads off each response, and records every failure with its URL. Run
 one provider per process (the Twisted reactor cannot restart):
 
-    python -m spiders.crawl --provider runpod --archive-root snapshots --summary out.json
+    python -m gpuprices.spiders.crawl --provider runpod --archive-root snapshots --summary out.json
 
 The summary JSON lists what was archived and what failed; the exit code is 0 when every request
 got an HTTP 200 answer, 1 otherwise. Scrapy settings to override come from `--settings` or, for
@@ -29,9 +29,9 @@ from typing import Any
 import scrapy
 from scrapy.crawler import CrawlerProcess
 
-from spiders.archive import ArchiveSession, Capture
-from spiders.registry import source_for
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import ArchiveSession, Capture
+from gpuprices.spiders.registry import source_for
+from gpuprices.spiders.sources import RequestSpec
 
 USER_AGENT = "gpuprices/0.1 (GPU price history for procurement; +https://github.com/gpuprices/gpuprices)"
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -79,7 +79,7 @@ def crawl_settings(use_browser: bool) -> dict[str, Any]:
         "USER_AGENT": USER_AGENT,
         "ROBOTSTXT_OBEY": True,
         # Log each robots.txt decision and list it in the crawl summary.
-        "DOWNLOADER_MIDDLEWARES": {"spiders.robots_log.RobotsDecisionLog": 101},
+        "DOWNLOADER_MIDDLEWARES": {"gpuprices.spiders.robots_log.RobotsDecisionLog": 101},
         "AUTOTHROTTLE_ENABLED": True,
         "AUTOTHROTTLE_START_DELAY": 1.0,
         "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,

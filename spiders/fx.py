@@ -32,16 +32,16 @@ from pathlib import Path
 import pyarrow as pa
 from lxml import etree
 
-from spiders.archive import (
+from gpuprices.spiders.archive import (
     Capture,
     append_captures,
     latest_per_request,
     list_archives,
     read_captures,
 )
-from spiders.parsers import ParseError
-from spiders.sources import ecb as ecb_source
-from warehouse import db
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.sources import ecb as ecb_source
+from gpuprices.warehouse import db
 
 PROVIDER = ecb_source.PROVIDER
 # XML namespace of the Cube elements (eurofxref vocabulary, as served since 2002).
@@ -155,7 +155,7 @@ def parse(body: bytes, url: str = "") -> list[FxRate]:
 
 
 def rates_table(rates: Iterable[FxRate], source: str | Iterable[str] | None = None) -> pa.Table:
-    """Rows for warehouse.db.load_fx_rates (date, currency, rate_per_eur, source)."""
+    """Rows for gpuprices.warehouse.db.load_fx_rates (date, currency, rate_per_eur, source)."""
     rates = list(rates)
     if source is None or isinstance(source, str):
         sources = [source] * len(rates)
@@ -198,8 +198,9 @@ def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], 
 
 def load_fx_from_archive(archive_root: Path | str, con) -> int:
     """Parse every archived ECB capture and insert-or-replace its rates in fx_rates (one
-    transaction, through warehouse.db.load_fx_rates). Returns the number of (date, currency)
-    rates loaded. Raises the first ParseError only when no capture could be read at all."""
+    transaction, through gpuprices.warehouse.db.load_fx_rates). Returns the number of (date,
+    currency) rates loaded. Raises the first ParseError only when no capture could be read at
+    all."""
     rates, errors = archived_rates(archive_root)
     if not rates:
         if errors:

@@ -3,11 +3,12 @@ one card.
 
 When a provider's parser says "unknown layout" (a redesign, or an old Wayback page), the prices on
 that page are not thrown away: this extractor reads every table row (`<tr>`) and every innermost
-element outside tables whose text holds both a GPU wording that `warehouse.gpus.canonical_gpu`
-knows and an hourly price ("$1.99 / hr", "$1.89/H100/hour", or a bare "$4.85" under a column
-header that says "hour"). The pipeline puts each candidate in quarantine with the reason
-"unknown layout"; it never loads on its own, only after a person checks it against the page
-and runs `gpuprices quarantine release` (flows/pipeline.py, flows/ops_cli.py).
+element outside tables whose text holds both a GPU wording that
+`gpuprices.warehouse.gpus.canonical_gpu` knows and an hourly price ("$1.99 / hr",
+"$1.89/H100/hour", or a bare "$4.85" under a column header that says "hour"). The pipeline puts
+each candidate in quarantine with the reason "unknown layout"; it never loads on its own, only
+after a person checks it against the page and runs `gpuprices quarantine release`
+(flows/pipeline/steps.py, flows/cli/quarantine.py).
 
 What it guesses, so the reviewer knows what to check: the GPU count comes from an "8x" before
 the name (else 1); a price whose unit names a GPU ("/GPU/hr", "/H100/hour") is per GPU-hour and
@@ -25,10 +26,10 @@ from dataclasses import dataclass
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError
-from warehouse import identity
-from warehouse.contract import CaptureMeta, ContractError, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import CaptureMeta, ContractError, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 REASON = "unknown layout"
 _CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}

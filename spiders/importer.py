@@ -8,9 +8,9 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
-from spiders.archive import Capture, append_captures, archive_path, read_captures
-from spiders.sources import ecb
-from warehouse.contract import PROVIDERS
+from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
+from gpuprices.spiders.sources import ecb
+from gpuprices.warehouse.contract import PROVIDERS
 
 # What may name an archive file: the offer providers and the ECB rates archived beside them.
 ARCHIVE_NAMES = (*PROVIDERS, ecb.PROVIDER)

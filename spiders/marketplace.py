@@ -32,7 +32,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from warehouse.contract import Offer
+from gpuprices.warehouse.contract import Offer
 
 STAT_KEY = "market_stat"
 # (name written in extra.market_stat, quantile of the nearest-rank statistic)

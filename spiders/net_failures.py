@@ -1,6 +1,6 @@
 """Which crawl failures cannot heal within a night's retries.
 
-A provider whose crawl fetched nothing is tried again after minutes (flows/pipeline.py,
+A provider whose crawl fetched nothing is tried again after minutes (flows/pipeline/steps.py,
 `live_day_with_backoff`): a site that is down for a minute or rate-limits a burst gets another
 chance. Some failures say that this machine cannot reach the internet at all, and minutes do not
 change that: the name of the host cannot be resolved (no DNS: "DNS lookup failed"), or there is

@@ -6,8 +6,8 @@ reference tables it ships, its former pricing URLs for the Wayback backfill and 
 sells. Everything that needs to know about a provider asks here (the crawler, the parse dispatch,
 the Wayback backfill, sizing through `node_shapes()`), so adding one is adding one package; the
 registry test (tests/test_registry.py) checks each has its source, parser, tests and real
-fixtures, and that the packages agree with `warehouse.contract.PROVIDERS`, which the warehouse
-keeps because it cannot import spiders.
+fixtures, and that the packages agree with `gpuprices.warehouse.contract.PROVIDERS`, which the
+warehouse keeps because it cannot import spiders.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
-from warehouse.contract import CaptureMeta, Offer
+from gpuprices.warehouse.contract import CaptureMeta, Offer
 
 Parser = Callable[[bytes, CaptureMeta], list[Offer]]
 
@@ -31,7 +31,7 @@ KINDS = ("hyperscaler", "gpu_cloud")
 # offers for the same GPU at different prices; "reseller" sells capacity it rents from data-centre
 # partners under its own price list.
 SUPPLIES = ("own", "marketplace", "reseller")
-PACKAGE = "spiders.providers"
+PACKAGE = "gpuprices.spiders.providers"
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ class NodeShapes:
 
 @dataclass(frozen=True)
 class Provider:
-    id: str  # as in warehouse.contract.PROVIDERS, the WARC file name and the lake partition
+    # as in gpuprices.warehouse.contract.PROVIDERS, the WARC file name and the lake partition
+    id: str
     name: str  # as the provider writes it, for tables and the report
     kind: str  # one of KINDS
     supply: str  # one of SUPPLIES

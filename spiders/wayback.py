@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spiders.archive import Capture, append_captures, archive_path, read_captures
-from spiders.registry import wayback_urls
+from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
+from gpuprices.spiders.registry import wayback_urls
 
 CDX_ENDPOINT = "https://web.archive.org/cdx/search/cdx"
 CDX_FIELDS = ("timestamp", "original", "statuscode", "digest", "mimetype")

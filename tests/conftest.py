@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from spiders.crawl import CHROMIUM
-from spiders.importer import import_capture, parse_timestamp
+from gpuprices.flows import loading
+from gpuprices.spiders.crawl import CHROMIUM
+from gpuprices.spiders.importer import import_capture, parse_timestamp
 from tests.s3_server import BUCKET, S3Server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def to_old_layout(con, *, without: tuple[str, ...] = ()) -> None:
     """Turn a warehouse into the layout warehouses had before the normalised store: a table
     `offers` holding the rows (less the `without` columns, standing for contract columns added
     later) and none of the store's tables."""
-    from warehouse import db
+    from gpuprices.warehouse import db
 
     exclude = f" EXCLUDE ({', '.join(without)})" if without else ""
     con.execute(f"CREATE TABLE _rows AS SELECT *{exclude} FROM offers")  # noqa: S608
@@ -79,9 +80,9 @@ def w41_settings(tmp_path_factory):
     --date 2026-10-11` and the 2026-W41 report see after `make run`, in a fraction of its time."""
     import datetime as dt
 
-    from flows import pipeline
-    from flows.config import Settings
-    from warehouse.contract import PROVIDERS
+    from gpuprices.flows.config import Settings
+    from gpuprices.flows.pipeline import steps as pipeline
+    from gpuprices.warehouse.contract import PROVIDERS
 
     end = dt.date.fromisoformat(W41_END)
     s = Settings(tmp_path_factory.mktemp("w41") / "data", ROOT / "snapshots").ensure()
@@ -90,7 +91,7 @@ def w41_settings(tmp_path_factory):
         days = [d for d, _, _ in pipeline.archives(s, [p]) if d <= end]
         results += pipeline.reparse(s, p, [max(days)])
     assert all(r.status != "failed" for r in results), [r.errors for r in results]
-    pipeline.load(s, results, "20261011T020000-w41")
+    loading.load(s, results, "20261011T020000-w41")
     return s
 
 
@@ -118,7 +119,7 @@ def prefect_server(tmp_path_factory):
     """A real Prefect server (`prefect server start`) on a free 127.0.0.1 port with its SQLite
     database in a temporary folder, one per test session (it takes 15-25 s to start); yields
     its API URL and stops it at the end. For the team-mode and service tests only."""
-    from flows.service import local_server
+    from gpuprices.flows.ops.service import local_server
 
     home = tmp_path_factory.mktemp("prefect-server")
     # The tests' own Prefect client (imported after this) keeps its files here, never in the

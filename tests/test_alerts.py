@@ -8,13 +8,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from flows import alerts, gates
-from flows.config import Settings
-from flows.results import DayResult
-from spiders.archive import Capture, append_captures
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops import alerts
+from gpuprices.flows.pipeline import gates
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.spiders.archive import Capture, append_captures
+from gpuprices.warehouse import identity
 from tests.conftest import FIXTURES
 from tests.test_cli import gp
-from warehouse import identity
 
 TOKEN = "T0SECRET/B0SECRET/xoxbS3cr3tT0k3n"
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"

@@ -1,7 +1,7 @@
 import datetime as dt
 import gzip
 
-from spiders.archive import (
+from gpuprices.spiders.archive import (
     ArchiveSession,
     Capture,
     append_captures,
@@ -10,7 +10,7 @@ from spiders.archive import (
     list_archives,
     read_captures,
 )
-from spiders.importer import import_capture, parse_timestamp
+from gpuprices.spiders.importer import import_capture, parse_timestamp
 
 T0 = dt.datetime(2026, 9, 29, 12, 0, tzinfo=dt.UTC)
 
@@ -80,7 +80,7 @@ def test_import_capture_is_idempotent(tmp_path):
 
 
 def test_archive_new_skips_what_is_already_archived(tmp_path):
-    from spiders.importer import archive_new
+    from gpuprices.spiders.importer import archive_new
 
     caps = [_cap(b"a"), _cap(b"b", when=T0 + dt.timedelta(days=1))]
     assert archive_new(tmp_path, caps) == (2, 0)

@@ -8,11 +8,11 @@ import datetime as dt
 
 import pytest
 
+from gpuprices.warehouse import db
+from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
+from gpuprices.warehouse.schema import DAY_CHEAPEST_VERSION
 from tests.conftest import to_old_layout
 from tests.test_views import D1, D3, D4, _build, _rows
-from warehouse import db
-from warehouse.contract import CaptureMeta, make_offer, offers_to_table
-from warehouse.schema import DAY_CHEAPEST_VERSION
 
 
 @pytest.fixture

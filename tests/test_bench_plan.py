@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.rank_inputs import read_offers
-from sizing import bench_plan as bp
-from sizing.cost import CHECKPOINT_WRITE_GBS, checkpoint_gb
-from sizing.rank import rank
-from sizing.workload import load_workloads
-from spiders import registry
+from gpuprices.flows.cli.main import app
+from gpuprices.flows.cli.rank_inputs import read_offers
+from gpuprices.sizing import bench_plan as bp
+from gpuprices.sizing.cost import CHECKPOINT_WRITE_GBS, checkpoint_gb
+from gpuprices.sizing.rank import rank
+from gpuprices.sizing.workload import load_workloads
+from gpuprices.spiders import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing/workloads.toml"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from reports import build
-from sizing import measured as meas
-from sizing.workload import load_workloads
-from warehouse import benchmarks, db
+from gpuprices.flows.cli.main import app
+from gpuprices.reports import build
+from gpuprices.sizing import measured as meas
+from gpuprices.sizing.workload import load_workloads
+from gpuprices.warehouse import benchmarks, db
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing/workloads.toml"

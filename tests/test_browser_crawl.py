@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import list_archives, read_captures
-from spiders.parsers import parse_body
+from gpuprices.spiders.archive import list_archives, read_captures
+from gpuprices.spiders.parsers import parse_body
 from tests.conftest import needs_chromium
 
 pytestmark = needs_chromium
@@ -42,7 +42,7 @@ def test_browser_rendered_page_is_archived_and_parsed(server, tmp_path):
     settings = json.dumps({"ROBOTSTXT_OBEY": False, "DOWNLOAD_DELAY": 0,
                            "AUTOTHROTTLE_ENABLED": False, "RETRY_TIMES": 0})
     proc = subprocess.run(
-        [sys.executable, "-m", "spiders.crawl", "--provider", "lambda", "--archive-root",
+        [sys.executable, "-m", "gpuprices.spiders.crawl", "--provider", "lambda", "--archive-root",
          str(tmp_path / "snap"), "--plan", str(tmp_path / "plan.json"), "--summary",
          str(tmp_path / "summary.json"), "--settings", settings],
         capture_output=True, text=True, timeout=180)

@@ -5,9 +5,10 @@ guarantees: a bad provider-day loads nothing of itself and the others still load
 import pyarrow as pa
 import pytest
 
-from flows import load_steps, pipeline
-from flows.config import Settings
-from warehouse import bulk_append, db, lake, lake_sync
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import load_steps
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.warehouse import bulk_append, db, lake, lake_sync
 
 PROVIDERS = ("runpod", "nebius", "crusoe")
 

@@ -11,11 +11,11 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from flows import progress
-from flows.cli import app
-from flows.results import DayResult
+from gpuprices.flows.cli.main import app
+from gpuprices.flows.pipeline import progress
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.warehouse import db
 from tests.conftest import FIXTURES, ROOT
-from warehouse import db
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 REPLAY = "gpuprices nightly --replay all"
@@ -23,7 +23,7 @@ REPLAY = "gpuprices nightly --replay all"
 
 def gp(*args, env=None, timeout=180):
     full_env = os.environ | {"COLUMNS": "200"} | (env or {})
-    return subprocess.run([sys.executable, "-m", "flows.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "gpuprices", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=full_env)
 
 

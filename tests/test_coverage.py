@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from flows.coverage import coverage
-from spiders.providers.azure.parser import unmapped_reasons
+from gpuprices.flows.pipeline.coverage import coverage
+from gpuprices.spiders.providers.azure.parser import unmapped_reasons
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 

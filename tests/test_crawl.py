@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import list_archives, read_captures
-from spiders.crawl import redact_url
+from gpuprices.spiders.archive import list_archives, read_captures
+from gpuprices.spiders.crawl import redact_url
 
 FIX = Path(__file__).parent / "fixtures" / "raw" / "runpod"
 API_BODY = (FIX / "runpod_graphql_gpuTypes_ewyluda_fixture.json").read_bytes()
@@ -59,7 +59,7 @@ def _crawl(tmp_path, plan):
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     out = tmp_path / "summary.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "spiders.crawl", "--provider", "runpod", "--archive-root",
+        [sys.executable, "-m", "gpuprices.spiders.crawl", "--provider", "runpod", "--archive-root",
          str(tmp_path / "snap"), "--plan", str(tmp_path / "plan.json"), "--summary", str(out),
          "--settings", FAST],
         capture_output=True, text=True, timeout=120)

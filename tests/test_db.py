@@ -8,15 +8,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from tests.conftest import to_old_layout
-from warehouse import db, gpus, lake
-from warehouse.contract import (
+from gpuprices.warehouse import db, gpus, lake
+from gpuprices.warehouse.contract import (
     OFFER_SCHEMA,
     CaptureMeta,
     ContractError,
     make_offer,
     offers_to_table,
 )
+from tests.conftest import to_old_layout
 
 DAY1 = dt.date(2025, 3, 4)
 DAY2 = dt.date(2025, 3, 5)
@@ -332,7 +332,7 @@ def _tiered(day, prices):
 
 def test_a_warehouse_of_the_old_identity_definition_is_restored_without_splitting_history(
         con, monkeypatch):
-    from warehouse import identity, store
+    from gpuprices.warehouse import identity, store
 
     # Day 1 stored under the first definition: the "from" price shares the SKU's identity.
     with monkeypatch.context() as m:
@@ -378,7 +378,7 @@ _STAGE_SQL_V2 = """
 def test_a_warehouse_that_kept_sources_apart_joins_them_into_one_offer(con, monkeypatch):
     """Definition 2 kept a history export's and a page's rows of one offer apart; the restore
     under definition 3 makes them one offer, and the move between them a price change."""
-    from warehouse import identity, store
+    from gpuprices.warehouse import identity, store
 
     def gcp_spot(day, source, price):
         meta = CaptureMeta("gcp", f"https://example.test/{source}",
@@ -403,7 +403,7 @@ def test_a_warehouse_that_kept_sources_apart_joins_them_into_one_offer(con, monk
 
 
 def test_the_identity_restore_is_one_transaction(con, monkeypatch):
-    from warehouse import schema, store
+    from gpuprices.warehouse import schema, store
 
     with monkeypatch.context() as m:
         m.setattr(store, "_STAGE_SQL", _STAGE_SQL_V1)

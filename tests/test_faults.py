@@ -19,16 +19,18 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from flows import live, pipeline
-from flows.config import Settings
-from spiders.archive import list_archives, read_captures
-from spiders.crawl import crawl_settings
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import live
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import list_archives, read_captures
+from gpuprices.spiders.crawl import crawl_settings
+from gpuprices.warehouse import lake, store
+from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import FIXTURES, ROOT
 from tests.faults.kill import DAY, run_killed
 from tests.faults.mutations import MUTATIONS, run_corpus
 from tests.test_cli import gp
-from warehouse import lake, store
-from warehouse.contract import PROVIDERS
 
 # ---------------------------------------------------------------------------------------------
 # The mutation corpus
@@ -64,7 +66,7 @@ def test_mutants_give_a_parse_error_or_correct_offers(corpus, provider):
 
 def test_a_crashing_parser_is_contained_by_the_pipeline(tmp_path, monkeypatch):
     """What the known weaknesses mean for a run: the page fails with its URL, nothing loads."""
-    from spiders.importer import import_capture, parse_timestamp
+    from gpuprices.spiders.importer import import_capture, parse_timestamp
 
     body = json.loads((FIXTURES / "raw" / "gcp" /
                        "opencost_billing_catalog_skus_a100_a2_20230810.json").read_bytes())
@@ -148,7 +150,7 @@ def faulty_crawl(tmp_path_factory):
                 "DOWNLOAD_TIMEOUT": 1, "ROBOTSTXT_OBEY": True,
                 "GPUPRICES_CRAWL_LOG_LEVEL": "INFO", "LOG_LEVEL": "INFO"}
     proc = subprocess.run(
-        [sys.executable, "-m", "spiders.crawl", "--provider", "runpod", "--archive-root",
+        [sys.executable, "-m", "gpuprices.spiders.crawl", "--provider", "runpod", "--archive-root",
          str(tmp / "snap"), "--plan", str(tmp / "plan.json"), "--summary",
          str(tmp / "summary.json"), "--settings", json.dumps(settings)],
         capture_output=True, text=True, timeout=120, env=os.environ | {"no_proxy": "*"})
@@ -204,7 +206,7 @@ def test_the_faulty_night_loads_only_the_good_page(faulty_crawl):
     assert statuses == {200: 1, 429: 1, 500: 1, 404: 1}
     settings = Settings(data_dir=tmp / "data", archive_root=tmp / "snap").ensure()
     (res,) = pipeline.reparse(settings, "runpod")
-    pipeline.load(settings, [res], "faulty")
+    loading.load(settings, [res], "faulty")
     assert res.status == "degraded" and res.rows > 0
     assert sorted(e.rsplit(": ", 1)[1] for e in res.errors) == [
         "HTTP status 404, no prices to read", "HTTP status 429, no prices to read",
@@ -274,7 +276,7 @@ def test_sigkill_during_the_parquet_write_leaves_no_partial_partition(settings, 
     _lake_ok(settings, None if first_write else good.rows)
     # The rerun completes, with every row once.
     res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
-    pipeline.load(settings, [res], "rerun")
+    loading.load(settings, [res], "rerun")
     _lake_ok(settings, good.rows)
     assert _offers(settings) == (good.rows, good.rows)
     folder = lake.partition_path(settings.lake_root, DAY, "runpod").parent
@@ -288,12 +290,12 @@ def test_sigkill_during_the_parquet_write_leaves_no_partial_partition(settings, 
 def test_sigkill_during_the_duckdb_load_leaves_no_partial_day(settings, loaded_before):
     res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
     if loaded_before:
-        pipeline.load(settings, [res], "before")
+        loading.load(settings, [res], "before")
     rc = run_killed("duckdb", settings.data_dir, settings.archive_root)
     assert rc == -9
     expected = (res.rows, res.rows) if loaded_before else (0, 0)
     assert _offers(settings) == expected  # the killed transaction left nothing behind
-    pipeline.load(settings, [res], "rerun")
+    loading.load(settings, [res], "rerun")
     assert _offers(settings) == (res.rows, res.rows)
 
 
@@ -307,7 +309,7 @@ def test_a_full_disk_during_the_parquet_write_is_a_clear_failure(settings, monke
 
     monkeypatch.setattr(pq, "write_table", full)
     res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
-    pipeline.load(settings, [res], "disk-full")
+    loading.load(settings, [res], "disk-full")
     assert res.status == "failed"
     assert res.errors[-1] == (f"runpod: could not write the lake partition for {DAY}: "
                               "No space left on device")
@@ -322,7 +324,7 @@ def test_a_full_disk_during_the_parquet_write_is_a_clear_failure(settings, monke
 
 def test_a_full_disk_during_the_duckdb_load_is_a_clear_failure(settings, monkeypatch):
     res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
-    pipeline.load(settings, [res], "first")
+    loading.load(settings, [res], "first")
     real = store._insert_offers
 
     def full(con, day, provider, table):
@@ -331,7 +333,7 @@ def test_a_full_disk_during_the_duckdb_load_is_a_clear_failure(settings, monkeyp
 
     monkeypatch.setattr(store, "_insert_offers", full)
     again = pipeline.store_day(settings, "runpod", DAY, _night(settings))
-    summary = pipeline.load(settings, [again], "disk-full")
+    summary = loading.load(settings, [again], "disk-full")
     assert again.status == "failed"
     assert "loading 2026-09-29 into the warehouse failed: [Errno 28] No space left on device" \
         in again.errors[-1]
@@ -346,8 +348,9 @@ def test_a_second_concurrent_nightly_run_exits_3_with_a_message(tmp_path, runpod
     data = tmp_path / "data"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from flows.cli import run_lock; from flows.config import "
-         "settings_from\nwith run_lock(settings_from(sys.argv[1]).ensure()):\n"
+         "import sys, time; from gpuprices.flows.cli.main import run_lock; "
+         "from gpuprices.flows.config import settings_from\n"
+         "with run_lock(settings_from(sys.argv[1]).ensure()):\n"
          "    print('locked', flush=True); time.sleep(120)", str(data)],
         cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
@@ -448,7 +451,7 @@ def test_scrapy_remote_control_and_telnet_are_off():
         s = crawl_settings(browser)
         assert s["REMOTE_CONTROL_ENABLED"] is False and s["TELNETCONSOLE_ENABLED"] is False
         assert s["ROBOTSTXT_OBEY"] is True
-        assert s["DOWNLOADER_MIDDLEWARES"]["spiders.robots_log.RobotsDecisionLog"] == 101
+        assert s["DOWNLOADER_MIDDLEWARES"]["gpuprices.spiders.robots_log.RobotsDecisionLog"] == 101
 
 
 def test_archive_and_data_folder_are_owner_writable_only(tmp_path):
@@ -457,7 +460,7 @@ def test_archive_and_data_folder_are_owner_writable_only(tmp_path):
     env = os.environ | {"COLUMNS": "200"}
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "flows.cli", *map(str, args)], env=env,
+        return subprocess.run([sys.executable, "-m", "gpuprices", *map(str, args)], env=env,
                               capture_output=True, text=True, timeout=120, cwd=ROOT,
                               preexec_fn=lambda: os.umask(0o002))
 
@@ -477,7 +480,7 @@ def test_archive_and_data_folder_are_owner_writable_only(tmp_path):
 def test_an_unusable_warehouse_still_writes_the_summary(settings):
     res = pipeline.store_day(settings, "runpod", DAY, _night(settings))
     settings.db_path.mkdir(parents=True)  # a folder where the DuckDB file should be
-    summary = pipeline.load(settings, [res], "no-db")
+    summary = loading.load(settings, [res], "no-db")
     assert res.status == "failed" and res.rows == 0
     assert "runpod: warehouse unavailable: " in res.errors[-1]
     assert "warehouse unavailable" in summary.read_text()

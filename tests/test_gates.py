@@ -9,14 +9,17 @@ import math
 import duckdb
 import pytest
 
-from flows import gates, ops_cli, pipeline
-from flows.config import Settings
-from spiders.archive import Capture
-from spiders.parsers import parse_body
-from spiders.providers.aws.history import captures_from_p5_series
-from spiders.providers.gcp.history import captures_from_gcp_history
+from gpuprices.flows import loading
+from gpuprices.flows.cli import quarantine as ops_cli
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import gates
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import parse_body
+from gpuprices.spiders.providers.aws.history import captures_from_p5_series
+from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
+from gpuprices.warehouse import identity, lake
 from tests.conftest import FIXTURES, ROOT, manifest_rows
-from warehouse import identity, lake
 
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
 P5 = FIXTURES / "raw" / "aws" / (
@@ -72,7 +75,7 @@ def test_a_move_beyond_3x_is_quarantined_and_a_smaller_one_loads(settings):
         gpu_type(types, "NVIDIA A40")["securePrice"] = 0.49 * 2  # x2: a real-looking move
 
     res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, edited_api(change)))
-    pipeline.load(settings, [res], "r2")
+    loading.load(settings, [res], "r2")
     assert res.status == "ok" and res.quarantine_reasons.get("move") == 1
     quarantined = lake.read_quarantine(settings.lake_root, D2, "runpod").to_pylist()
     (moved,) = [r for r in quarantined if r["reason"].startswith("move")]
@@ -117,7 +120,7 @@ def test_real_aws_p5_price_cut_of_june_2025_loads(settings):
         cap = caps[day]
         parsed = pipeline.Parsed(parse_body(cap.body, cap.meta()), [], 1)
         results.append(pipeline.store_day(settings, "aws", day, parsed))
-    pipeline.load(settings, results, "p5")
+    loading.load(settings, results, "p5")
     assert [r.status for r in results] == ["ok", "ok"] and results[1].quarantined == 0
     (move,) = results[1].moves
     assert (move.old, move.new) == (98.32, 55.04) and round(move.pct, 1) == -44.0
@@ -194,7 +197,7 @@ def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
 
     body = edited_api(_b200_moved_and_an_unknown_name)
     res = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
-    pipeline.load(settings, [res], "r")
+    loading.load(settings, [res], "r")
     n_unmapped = res.quarantine_reasons["unmapped"]
     assert n_unmapped >= 1
     with pytest.raises(lake.ContractError, match="no GPU model"):
@@ -207,7 +210,7 @@ def test_release_loads_reviewed_rows_once_and_survives_a_reparse(settings):
     assert ops_cli.release_rows(settings, D2, "runpod", "move") == (0, n_unmapped)
     # A reparse of that day lets the reviewed row through instead of quarantining it again.
     again = pipeline.store_day(settings, "runpod", D2, runpod_api(D2, body))
-    pipeline.load(settings, [again], "r3")
+    loading.load(settings, [again], "r3")
     assert "move" not in again.quarantine_reasons
     assert q(settings, sql) == [(1,)]
     # The release is recorded with the identity by name.
@@ -239,7 +242,7 @@ def test_a_release_recorded_by_position_still_lets_its_row_through(settings):
 
 
 def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):
-    from spiders.archive import append_captures
+    from gpuprices.spiders.archive import append_captures
     from tests.test_cli import gp
 
     body = edited_api(_b200_moved_and_an_unknown_name)
@@ -286,14 +289,14 @@ def test_one_day_read_from_the_api_and_the_page_keeps_the_apis_price(settings):
     h100 = [r for r in rows if r["sku"] == "NVIDIA H100 80GB HBM3/secure"]
     assert [(r["price_per_hour"], json.loads(r["extra"])["source"]) for r in h100] == [
         (3.49, "api")]
-    summary = pipeline.load(settings, [res], "r").read_text()
+    summary = loading.load(settings, [res], "r").read_text()
     assert "superseded: 33" in summary
     assert q(settings, "SELECT count(*) FROM price_changes") == [(0,)]
     # A reviewer who prefers the page's price releases it; the reparse keeps that one instead.
     assert ops_cli.release_rows(settings, D1, "runpod", "api at 3.49; page said 4.49")[0] == 1
     again = pipeline.store_day(settings, "runpod", D1,
                                pipeline.Parsed(offers=offers, errors=[], captures=2))
-    pipeline.load(settings, [again], "r2")
+    loading.load(settings, [again], "r2")
     assert again.quarantine_reasons["superseded"] == 33
     assert "superseded: same offer read from the page at 4.49; api said 3.49" in [
         r["reason"] for r in lake.read_quarantine(settings.lake_root, D1, "runpod").to_pylist()]

@@ -2,7 +2,7 @@ import csv
 
 import pytest
 
-from warehouse.gpus import ALIASES_CSV, canonical_gpu, gpu_models, normalise
+from gpuprices.warehouse.gpus import ALIASES_CSV, canonical_gpu, gpu_models, normalise
 
 
 def test_every_gpu_row_has_memory_and_a_source():

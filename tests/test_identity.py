@@ -10,13 +10,14 @@ import re
 import duckdb
 import pytest
 
-from flows import gates, pipeline
-from flows.config import Settings
-from spiders.archive import list_archives
-from spiders.importer import import_capture, parse_timestamp
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import gates
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import list_archives
+from gpuprices.spiders.importer import import_capture, parse_timestamp
+from gpuprices.warehouse import db, identity
+from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 from tests.conftest import ROOT, manifest_rows
-from warehouse import db, identity
-from warehouse.contract import CaptureMeta, make_offer, offers_to_table
 
 DAY = dt.date(2026, 9, 29)
 META = CaptureMeta("gcp", "https://example.test/prices",

@@ -1,7 +1,8 @@
 """The import graph of the repository's packages has no cycle, counting every import, those
 inside functions too (an import placed in a function to dodge a cycle still is one). In flows/,
 imports inside functions are kept for one reason only: Prefect reads PREFECT_HOME when first
-imported, so the modules that import it are imported after flows.config.prefect_env is set."""
+imported, so the modules that import it are imported after gpuprices.flows.config.prefect_env is
+set."""
 
 import ast
 from pathlib import Path
@@ -9,12 +10,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests")
 # Modules that import Prefect at their top (see their docstrings).
-PREFECT_MODULES = {"flows.nightly", "flows.serve", "flows.weekly", "flows.team",
-                   "flows.team_deploy"}
+PREFECT_MODULES = {"gpuprices.flows.nightly", "gpuprices.flows.serve", "gpuprices.flows.weekly",
+                   "gpuprices.flows.team.flows", "gpuprices.flows.team.deploy"}
 
 
 def _module_name(path: Path) -> str:
+    """The installed name: the top-level folders are sub-packages of `gpuprices` (setup.py)."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] != "gpuprices":
+        parts.insert(0, "gpuprices")
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -81,8 +85,11 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_graph_sees_imports_inside_functions():
     graph = _graph()
-    assert "flows.nightly" in graph["flows.cli"]  # imported inside `nightly` (Prefect)
-    assert {"flows.pipeline", "flows.alerts"} <= graph["flows.ops_cli"]  # `from flows import`
+    # imported inside `nightly` (Prefect)
+    assert "gpuprices.flows.nightly" in graph["gpuprices.flows.cli.main"]
+    # `from gpuprices.flows.pipeline import steps`: the submodule, not only the package
+    assert {"gpuprices.flows.pipeline.steps", "gpuprices.flows.ops.lock"} <= graph[
+        "gpuprices.flows.cli.quarantine"]
 
 
 def test_the_import_graph_has_no_cycle():
@@ -92,7 +99,7 @@ def test_the_import_graph_has_no_cycle():
 def test_flows_imports_inside_functions_only_load_prefect_modules():
     problems = []
     for name, path in _modules().items():
-        if not name.startswith("flows."):
+        if not name.startswith("gpuprices.flows."):
             continue
         tree = ast.parse(path.read_text())
         for fn in ast.walk(tree):

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from warehouse import lake
-from warehouse.contract import (
+from gpuprices.warehouse import lake
+from gpuprices.warehouse.contract import (
     OFFER_COLUMNS,
     CaptureMeta,
     ContractError,

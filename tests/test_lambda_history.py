@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from flows import pipeline
-from flows.config import Settings
-from warehouse import db
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.warehouse import db
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +19,7 @@ def lambda_settings(tmp_path_factory):
     days = [d for d, _, _ in pipeline.archives(s, ["lambda"])]
     results = pipeline.reparse(s, "lambda", days)
     assert [r.status for r in results] == ["ok"] * 3, [r.errors for r in results]
-    pipeline.load(s, results, "20260822T120000-lambda-history")
+    loading.load(s, results, "20260822T120000-lambda-history")
     return s
 
 

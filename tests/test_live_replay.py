@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from spiders import registry
-from spiders.archive import Capture
-from spiders.crawl import redact_url, with_secret_params
-from spiders.providers.runpod.source import GRAPHQL_URL, graphql_body
+from gpuprices.spiders import registry
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.crawl import redact_url, with_secret_params
+from gpuprices.spiders.providers.runpod.source import GRAPHQL_URL, graphql_body
 from tests.replay.drive import crawl_env, once, replay_night, shared_archive
 
 PROVIDERS = registry.ids()

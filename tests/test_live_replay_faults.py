@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from spiders.archive import latest_per_request, list_archives
-from spiders.providers.gcp.source import SKUS
-from spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
+from gpuprices.spiders.archive import latest_per_request, list_archives
+from gpuprices.spiders.providers.gcp.source import SKUS
+from gpuprices.spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
 from tests.replay.drive import comparable, day_offers, once, replay_night, shared_archive
 from tests.replay.pagers import AZURE_PRICES, azure_pages
 from tests.replay.scenarios import (

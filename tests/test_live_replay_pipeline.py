@@ -1,18 +1,20 @@
 """The live path, offline, from the pipeline's side: the nightly live step
-(`flows.live.live_day`: crawl process -> archive -> parse -> gates -> lake, then `load`)
-and the Wayback backfill, each against the replay server of the project's archive."""
+(`gpuprices.flows.pipeline.live.live_day`: crawl process -> archive -> parse -> gates -> lake, then
+`load`) and the Wayback backfill, each against the replay server of the project's archive."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
 
-from flows import live, pipeline
-from flows.config import Settings
-from spiders.archive import list_archives, read_captures
-from spiders.crawl import SETTINGS_ENV
-from spiders.registry import ids, wayback_urls
-from spiders.wayback import backfill, cdx_query_url, raw_capture_url
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import live
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import list_archives, read_captures
+from gpuprices.spiders.crawl import SETTINGS_ENV
+from gpuprices.spiders.registry import ids, wayback_urls
+from gpuprices.spiders.wayback import backfill, cdx_query_url, raw_capture_url
 from tests.replay.drive import ROOT, comparable, day_offers, shared_archive
 from tests.replay.loopback import installed, settings_json
 from tests.replay.scenarios import LAMBDA, MANY
@@ -46,7 +48,7 @@ def test_a_failing_provider_fails_alone_and_the_others_load(archive, tmp_path, m
     # Every row the direct replay parses is loaded or held back (the page's rows for SKUs the
     # API also prices are quarantined as superseded: identity.SOURCE_PRECEDENCE).
     assert run.rows + run.quarantined == len(direct) and run.rows > 0
-    pipeline.load(settings, [lam, run], pipeline.new_run_id())
+    loading.load(settings, [lam, run], pipeline.new_run_id())
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
         loaded = con.execute("select provider, count(*) from offers group by 1").fetchall()

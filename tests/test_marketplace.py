@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spiders import marketplace
-from spiders.providers.vast.parser import parse
-from warehouse import identity
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders import marketplace
+from gpuprices.spiders.providers.vast.parser import parse
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import CaptureMeta
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "vast" / "cgi_vast_h100_sxm_asc.json"
 META = CaptureMeta(provider="vast", url="https://console.vast.ai/api/v0/bundles/?q=%7B%7D",

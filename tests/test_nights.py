@@ -13,14 +13,18 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from flows import alerts, live, pipeline, run_journal
-from flows.cli import app
-from flows.config import Settings
-from flows.results import DayResult
-from flows.status import status_table
-from flows.warehouse_state import interrupted_runs
-from reports import sections
-from spiders.net_failures import unhealable
+from gpuprices.flows import loading
+from gpuprices.flows.cli.main import app
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops import alerts, run_journal
+from gpuprices.flows.ops.status import status_table
+from gpuprices.flows.ops.warehouse_state import interrupted_runs
+from gpuprices.flows.pipeline import live
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.reports import sections
+from gpuprices.spiders.net_failures import unhealable
+from gpuprices.warehouse import lake
 from tests.faults.kill import DAY, run_killed
 from tests.faults.nights import (
     EARLIER,
@@ -31,7 +35,6 @@ from tests.faults.nights import (
 )
 from tests.test_cli import gp
 from tests.test_pipeline import _q
-from warehouse import lake
 
 
 @pytest.fixture
@@ -52,10 +55,10 @@ def _days(settings):
 # 6. A reader holding the warehouse; the lake is the source of truth
 
 def test_the_load_waits_for_a_reader_then_loads(settings, capsys):
-    pipeline.load(settings, [_night(settings, EARLIER)], "r1")
+    loading.load(settings, [_night(settings, EARLIER)], "r1")
     night = _night(settings, DAY)
     with reader_holding(settings.db_path, for_s=3):
-        pipeline.load(settings, [night], "r2")
+        loading.load(settings, [night], "r2")
     assert night.status == "ok" and _days(settings)[DAY] == night.rows
     assert "waiting: the warehouse is held by another process; waiting up to 300 s" \
         in capsys.readouterr().err
@@ -64,11 +67,11 @@ def test_the_load_waits_for_a_reader_then_loads(settings, capsys):
 def test_a_reader_past_the_wait_costs_the_night_and_the_next_run_loads_it(settings,
                                                                            monkeypatch):
     monkeypatch.setenv("GPUPRICES_WAREHOUSE_WAIT_S", "1")
-    pipeline.load(settings, [_night(settings, EARLIER)], "r1")
+    loading.load(settings, [_night(settings, EARLIER)], "r1")
     night = _night(settings, DAY)
     rows = night.rows
     with reader_holding(settings.db_path):
-        summary = pipeline.load(settings, [night], "r2")
+        summary = loading.load(settings, [night], "r2")
     assert night.status == "failed" and DAY not in _days(settings)
     assert re.search(r"runpod: warehouse unavailable: the warehouse \S+ stayed busy for 1 s: "
                      r"another process holds it \(IO Error: Could not set lock on file .*\) "
@@ -77,7 +80,7 @@ def test_a_reader_past_the_wait_costs_the_night_and_the_next_run_loads_it(settin
     # The next run read nothing for Runpod (another provider failed): its load still takes
     # what the lake holds and the warehouse lacks.
     results = [DayResult("lambda", None, status="failed", errors=["lambda: nothing fetched"])]
-    summary = pipeline.load(settings, results, "r3")
+    summary = loading.load(settings, results, "r3")
     assert [(r.provider, r.snapshot_date, r.status, r.rows, r.caught_up) for r in results[1:]] \
         == [("runpod", DAY, "ok", rows, True)]
     assert _days(settings)[DAY] == rows
@@ -88,29 +91,29 @@ def test_a_reader_past_the_wait_costs_the_night_and_the_next_run_loads_it(settin
         in summary.read_text()
     # Level again: the run after catches up nothing.
     again = []
-    pipeline.load(settings, again, "r4")
+    loading.load(settings, again, "r4")
     assert again == []
 
 
 def test_a_partition_rewritten_in_the_lake_replaces_the_warehouses_copy(settings):
     night = _night(settings, DAY)
-    pipeline.load(settings, [night], "r1")
+    loading.load(settings, [night], "r1")
     # A reparse wrote the day again (here: ten of its rows) and its load never happened.
     ten = lake.read_partition(settings.lake_root, DAY, "runpod").slice(0, 10)
     lake.write_partition(settings.lake_root, DAY, "runpod", ten)
     results = []
-    pipeline.load(settings, results, "r2")
+    loading.load(settings, results, "r2")
     assert [(r.snapshot_date, r.rows) for r in results] == [(DAY, 10)]
     assert _days(settings)[DAY] == 10 < night.rows
 
 
 def test_a_warehouse_loaded_before_file_states_were_kept_is_not_reloaded(settings):
-    pipeline.load(settings, [_night(settings, DAY)], "r1")
+    loading.load(settings, [_night(settings, DAY)], "r1")
     con = duckdb.connect(str(settings.db_path))
     con.execute("delete from lake_loads")  # as a warehouse of the previous version
     con.close()
     results = []
-    pipeline.load(settings, results, "r2")
+    loading.load(settings, results, "r2")
     assert results == []
     assert _q(settings, "select snapshot_date, provider from lake_loads") == [(DAY, "runpod")]
 
@@ -153,7 +156,7 @@ def _rendered(table) -> str:
 
 
 def test_a_run_killed_mid_load_shows_as_interrupted(settings):
-    pipeline.load(settings, [_night(settings, EARLIER)], "20261201T000000-complete")
+    loading.load(settings, [_night(settings, EARLIER)], "20261201T000000-complete")
     assert run_killed("duckdb", settings.data_dir, settings.archive_root) == -9
     assert _q(settings, "select run_id, finished_at is null from run_log order by started_at") \
         == [("20261201T000000-complete", False), ("killed-run", True)]
@@ -176,7 +179,7 @@ def test_a_run_killed_mid_load_shows_as_interrupted(settings):
     # The next run finishes; the killed one stays interrupted, and its night, written to the
     # lake before the kill, is loaded now.
     results = []
-    pipeline.load(settings, results, "20261201T030000-next")
+    loading.load(settings, results, "20261201T030000-next")
     assert [(r.snapshot_date, r.caught_up) for r in results] == [(DAY, True)]
     assert [c["run_id"] for c in interrupted_runs(settings.db_path, 14)] == ["killed-run"]
 
@@ -185,7 +188,7 @@ def test_a_run_that_died_before_its_load_is_recorded_as_interrupted(settings):
     run_journal.begin(settings, "20261201T010000-dead", ["runpod", "lambda"])  # then killed
     assert run_journal.journal_path(settings, "20261201T010000-dead").exists()
     run_journal.begin(settings, "20261201T020000-next", ["runpod"])
-    pipeline.load(settings, [_night(settings, DAY)], "20261201T020000-next")
+    loading.load(settings, [_night(settings, DAY)], "20261201T020000-next")
     assert [(c["run_id"], c["providers"]) for c in interrupted_runs(settings.db_path, 14)] == [
         ("20261201T010000-dead", ["runpod", "lambda"])]
     assert list(settings.runs_dir.glob("*.open")) == []  # folded in, and the next one closed

@@ -14,13 +14,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from flows import pipeline, run_journal
-from flows.config import Settings
-from spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops import run_journal
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
+from gpuprices.warehouse import lake, objstore, publish
 from tests import test_gates
 from tests.conftest import ROOT
 from tests.test_bulk_load import STORED
-from warehouse import lake, objstore, publish
 
 REPO_SNAPSHOTS = ROOT / "snapshots"
 # lake_loads stamps differ by nature (a file's mtime, an object's ETag); the rest must not.
@@ -38,7 +40,7 @@ def _replay(settings: Settings, providers) -> list:
     results = []
     for p in providers:
         results.extend(pipeline.replay(settings, p, "all"))
-    pipeline.load(settings, results, run_id)
+    loading.load(settings, results, run_id)
     return results
 
 

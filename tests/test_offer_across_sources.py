@@ -7,11 +7,12 @@ import datetime as dt
 
 import pytest
 
-from flows import pipeline
-from flows.config import Settings
-from reports.tables import view_rows
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.reports.tables import view_rows
+from gpuprices.warehouse import db
 from tests.conftest import ROOT
-from warehouse import db
 
 W41 = (dt.date(2026, 10, 5), dt.date(2026, 10, 11))
 
@@ -24,7 +25,7 @@ def con(tmp_path_factory):
     assert all(r.status == "ok" for r in results)
     # Each of these provider-days was read from one source: nothing was superseded.
     assert not any("superseded" in r.quarantine_reasons for r in results)
-    pipeline.load(s, results, "20261012T020000-testrun")
+    loading.load(s, results, "20261012T020000-testrun")
     c = db.connect(s.db_path, read_only=True)
     yield c
     c.close()

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from warehouse import db, networks
-from warehouse.contract import PROVIDERS
+from gpuprices.warehouse import db, networks
+from gpuprices.warehouse.contract import PROVIDERS
 
 
 @pytest.fixture(scope="module")

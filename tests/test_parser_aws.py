@@ -11,23 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import Capture
-from spiders.parsers import ParseError, parse_body
-from spiders.parsers import wants as wants_any
-from spiders.providers.aws import source as aws_source
-from spiders.providers.aws.history import captures_from_p5_series
-from spiders.providers.aws.offer_csv import parse_offer_csv
-from spiders.providers.aws.offer_file import parse_offer_json
-from spiders.providers.aws.parser import (
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.parsers import wants as wants_any
+from gpuprices.spiders.providers.aws import source as aws_source
+from gpuprices.spiders.providers.aws.history import captures_from_p5_series
+from gpuprices.spiders.providers.aws.offer_csv import parse_offer_csv
+from gpuprices.spiders.providers.aws.offer_file import parse_offer_json
+from gpuprices.spiders.providers.aws.parser import (
     attach_interruption_bands,
     interruption_bands,
     iter_offer_file,
     parse,
     wants,
 )
-from spiders.providers.aws.tables import instance_table
-from warehouse.contract import CaptureMeta
-from warehouse.gpus import gpu_models
+from gpuprices.spiders.providers.aws.tables import instance_table
+from gpuprices.warehouse.contract import CaptureMeta
+from gpuprices.warehouse.gpus import gpu_models
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "aws"
 P4D = RAW / "opencost_offer_slice_us-east-1_p4d_20240528.json"
@@ -422,8 +422,8 @@ def test_sources_plan():
 
 
 def test_p5_series_in_the_warehouse_offer_history(tmp_path):
-    from warehouse import bulk_append, db, store
-    from warehouse.contract import offers_to_table
+    from gpuprices.warehouse import bulk_append, db, store
+    from gpuprices.warehouse.contract import offers_to_table
 
     con = db.connect(tmp_path / "w.duckdb")
     db.init_schema(con)
@@ -445,7 +445,7 @@ def test_p5_series_in_the_warehouse_offer_history(tmp_path):
 def test_offer_file_markers_split_across_chunks(monkeypatch, chunk):
     """Key markers ("terms", "OnDemand", "Reserved") falling across read boundaries: the real
     p4d slice with the us-east-2 fee term as a Reserved term, read in tiny chunks."""
-    from spiders.providers.aws import offer_stream
+    from gpuprices.spiders.providers.aws import offer_stream
 
     data = json.loads(P4D.read_bytes())
     fee = json.loads(USE2.read_bytes())["terms"]["OnDemand"]["8D49XP354UEYTHGM"]
@@ -501,8 +501,8 @@ def test_offer_file_terms_with_mixed_layout():
 def test_pipeline_attaches_the_days_advisor_band_to_spot_offers(tmp_path):
     """Both real captures archived on one day: parse_archive reads the advisor capture (which
     holds no prices) and hands its bands to the spot offers of the same day."""
-    from flows.pipeline import parse_archive
-    from spiders.archive import append_captures, archive_path
+    from gpuprices.flows.pipeline.steps import parse_archive
+    from gpuprices.spiders.archive import append_captures, archive_path
 
     when = dt.datetime(2025, 6, 28, 2, tzinfo=dt.UTC)
     append_captures(tmp_path, [
@@ -519,7 +519,7 @@ def test_pipeline_attaches_the_days_advisor_band_to_spot_offers(tmp_path):
 def _reference_offers(body: bytes, url: str) -> tuple[list, Counter]:
     """The offers of an offer file by the plain path: the whole file decoded with json.loads,
     every product handed to the same Collector (no raw-byte pre-filter, no structural scan)."""
-    from spiders.providers.aws.offer_file import Collector
+    from gpuprices.spiders.providers.aws.offer_file import Collector
 
     data = json.loads(body)
     stats = Counter()
@@ -555,7 +555,7 @@ def test_raw_gpu_prefilter_never_drops_a_gpu_product():
     """may_be_gpu on each real product's bytes (as captured and compact) agrees with the decoded
     test wherever the decoded test says GPU; a GPU type without a "gpu" attribute, and a "gpu"
     attribute on an unknown type, are both kept."""
-    from spiders.providers.aws.offer_file import _gpu_product, may_be_gpu
+    from gpuprices.spiders.providers.aws.offer_file import _gpu_product, may_be_gpu
 
     products = {}
     for path in (P4D, USE2, CNW1):

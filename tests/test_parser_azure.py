@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import Capture
-from spiders.parsers import ParseError
-from spiders.providers.azure.history import captures_from_azure_history
-from spiders.providers.azure.parser import SKU_TABLE, parse
-from spiders.providers.azure.source import follow, start_requests
-from warehouse.contract import CaptureMeta
-from warehouse.gpus import canonical_gpu, gpu_models
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.azure.history import captures_from_azure_history
+from gpuprices.spiders.providers.azure.parser import SKU_TABLE, parse
+from gpuprices.spiders.providers.azure.source import follow, start_requests
+from gpuprices.warehouse.contract import CaptureMeta
+from gpuprices.warehouse.gpus import canonical_gpu, gpu_models
 
 FIX = Path(__file__).parent / "fixtures"
 ITEMS = FIX / "raw/azure/gpu-price-index_azure_items.json"

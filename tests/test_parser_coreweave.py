@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError
-from spiders.providers.coreweave import source as coreweave_source
-from spiders.providers.coreweave.parser import parse
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.coreweave import source as coreweave_source
+from gpuprices.spiders.providers.coreweave.parser import parse
+from gpuprices.warehouse.contract import CaptureMeta
 
 FIX = Path(__file__).parent / "fixtures" / "raw"
 CW = FIX / "coreweave"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.crusoe import source as crusoe_source
-from spiders.providers.crusoe.parser import parse
-from warehouse.contract import CaptureMeta, offers_to_table
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.crusoe import source as crusoe_source
+from gpuprices.spiders.providers.crusoe.parser import parse
+from gpuprices.warehouse.contract import CaptureMeta, offers_to_table
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "crusoe"
 TABLE_2025 = RAW / "crusoe_ai_cloud_pricing_wayback_20250521220413_excerpt.html"

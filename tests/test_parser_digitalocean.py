@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.digitalocean import source
-from spiders.providers.digitalocean.parser import parse
-from warehouse import identity
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.digitalocean import source
+from gpuprices.spiders.providers.digitalocean.parser import parse
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import CaptureMeta
 
 CAPTURE = (Path(__file__).parent / "fixtures" / "raw" / "digitalocean"
            / "cgi_digitalocean_droplets_pricing.html")

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import Capture
-from spiders.parsers import ParseError
-from spiders.providers.gcp.history import captures_from_gcp_history
-from spiders.providers.gcp.machines import TABLE, machines
-from spiders.providers.gcp.parser import parse
-from spiders.providers.gcp.source import follow, start_requests
-from warehouse.contract import CaptureMeta
-from warehouse.gpus import canonical_gpu, gpu_models
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
+from gpuprices.spiders.providers.gcp.machines import TABLE, machines
+from gpuprices.spiders.providers.gcp.parser import parse
+from gpuprices.spiders.providers.gcp.source import follow, start_requests
+from gpuprices.warehouse.contract import CaptureMeta
+from gpuprices.warehouse.gpus import canonical_gpu, gpu_models
 
 FIX = Path(__file__).parent / "fixtures"
 PAGE = FIX / "raw/gcp/gpu-price-index_gcp.html"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.hotaisle import source
-from spiders.providers.hotaisle.parser import parse
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.hotaisle import source
+from gpuprices.spiders.providers.hotaisle.parser import parse
+from gpuprices.warehouse.contract import CaptureMeta
 
 CAPTURE = (Path(__file__).parent / "fixtures" / "raw" / "hotaisle"
            / "cgi_hotaisle_pricing_excerpt.html")

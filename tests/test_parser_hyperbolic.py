@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from flows import gates
-from spiders.parsers import ParseError
-from spiders.providers.hyperbolic import source
-from spiders.providers.hyperbolic.parser import parse, postprocess
-from warehouse.contract import CaptureMeta
+from gpuprices.flows.pipeline import gates
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.hyperbolic import source
+from gpuprices.spiders.providers.hyperbolic.parser import parse, postprocess
+from gpuprices.warehouse.contract import CaptureMeta
 
 RAW = (Path(__file__).parent / "fixtures" / "raw" / "hyperbolic"
        / "cgi_hyperbolic_rental_options.json")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.hyperstack import source
-from spiders.providers.hyperstack.parser import parse
-from warehouse import identity
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.hyperstack import source
+from gpuprices.spiders.providers.hyperstack.parser import parse
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import CaptureMeta
 
 CAPTURE = (Path(__file__).parent / "fixtures" / "raw" / "hyperstack"
            / "cgi_hyperstack_gpu-pricing.html")

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError
-from spiders.registry import parser_for
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.registry import parser_for
+from gpuprices.warehouse.contract import CaptureMeta
 
-lambda_parser = importlib.import_module("spiders.providers.lambda.parser")
-lambda_source = importlib.import_module("spiders.providers.lambda.source")
+lambda_parser = importlib.import_module("gpuprices.spiders.providers.lambda.parser")
+lambda_source = importlib.import_module("gpuprices.spiders.providers.lambda.source")
 
 FIX = Path(__file__).parent / "fixtures" / "raw"
 TABLE_2024 = FIX / "lambda" / "lambdalabs_service_gpu-cloud_wayback_20241103180910_excerpt.html"

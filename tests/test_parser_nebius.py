@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from parsel import Selector
 
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.nebius import source as nebius_source
-from spiders.providers.nebius.parser import parse
-from warehouse.contract import CaptureMeta, offers_to_table
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.nebius import source as nebius_source
+from gpuprices.spiders.providers.nebius.parser import parse
+from gpuprices.warehouse.contract import CaptureMeta, offers_to_table
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "nebius"
 TABLE_2024 = RAW / "nebius_com_prices_wayback_20241115043809_excerpt.html"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from flows import gates
-from spiders.parsers import ParseError
-from spiders.providers.oracle import source
-from spiders.providers.oracle.parser import chip_label, parse
-from warehouse.contract import CaptureMeta
+from gpuprices.flows.pipeline import gates
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.oracle import source
+from gpuprices.spiders.providers.oracle.parser import chip_label, parse
+from gpuprices.warehouse.contract import CaptureMeta
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "oracle" / "cgi_oracle_products_usd.json"
 META = CaptureMeta(provider="oracle", url=source.PRODUCTS_URL,

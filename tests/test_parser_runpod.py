@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError
-from spiders.providers.runpod import source as runpod_source
-from spiders.providers.runpod.parser import parse
-from warehouse.contract import CaptureMeta, offers_to_table
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.runpod import source as runpod_source
+from gpuprices.spiders.providers.runpod.parser import parse
+from gpuprices.warehouse.contract import CaptureMeta, offers_to_table
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "runpod"
 API = RAW / "runpod_graphql_gpuTypes_ewyluda_fixture.json"

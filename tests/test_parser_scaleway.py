@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from flows import gates
-from spiders.archive import Capture
-from spiders.parsers import ParseError, wants
-from spiders.providers.scaleway import source
-from spiders.providers.scaleway.parser import parse, postprocess
-from warehouse.contract import CaptureMeta
+from gpuprices.flows.pipeline import gates
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import ParseError, wants
+from gpuprices.spiders.providers.scaleway import source
+from gpuprices.spiders.providers.scaleway.parser import parse, postprocess
+from gpuprices.warehouse.contract import CaptureMeta
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "scaleway"
 WHEN = dt.datetime(2026, 8, 22, 12, tzinfo=dt.UTC)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from flows import gates
-from spiders.parsers import ParseError
-from spiders.providers.together import source
-from spiders.providers.together.parser import column, parse
-from warehouse.contract import CaptureMeta
+from gpuprices.flows.pipeline import gates
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.together import source
+from gpuprices.spiders.providers.together.parser import column, parse
+from gpuprices.warehouse.contract import CaptureMeta
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "together" / "cgi_together_pricing_excerpt.html"
 META = CaptureMeta(provider="together", url=source.PRICING_URL,

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from flows import gates
-from spiders.archive import Capture
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.vast import source
-from spiders.providers.vast.parser import capture_time, parse, postprocess
+from gpuprices.flows.pipeline import gates
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.vast import source
+from gpuprices.spiders.providers.vast.parser import capture_time, parse, postprocess
+from gpuprices.warehouse.contract import CaptureMeta
 from tests.conftest import manifest_rows
-from warehouse.contract import CaptureMeta
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "vast"
 FILES = ("cgi_vast_h100_sxm_asc.json", "cgi_vast_h100_sxm_desc.json",

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.verda import source
-from spiders.providers.verda.parser import parse
-from warehouse import identity
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.verda import source
+from gpuprices.spiders.providers.verda.parser import parse
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import CaptureMeta
 
 CAPTURE = Path(__file__).parent / "fixtures" / "raw" / "verda" / "cgi_verda_pricing_jsonld.html"
 URL = "https://verda.com/pricing"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import Capture
-from spiders.parsers import ParseError, parse_body
-from spiders.providers.voltagepark import source
-from spiders.providers.voltagepark.parser import parse
-from warehouse import identity
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.spiders.providers.voltagepark import source
+from gpuprices.spiders.providers.voltagepark.parser import parse
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import CaptureMeta
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "voltagepark"
 LOCATIONS = RAW / "cgi_voltagepark_locations.json"

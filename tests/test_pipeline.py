@@ -5,10 +5,11 @@ import datetime as dt
 import duckdb
 import pytest
 
-from flows import pipeline
-from flows.config import Settings
-from spiders.archive import Capture, append_captures, archive_path, read_captures
-from warehouse import lake
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
+from gpuprices.warehouse import lake
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def settings(tmp_path, runpod_archive):
 
 def _replay(settings, provider="runpod"):
     results = pipeline.reparse(settings, provider)
-    pipeline.load(settings, results, pipeline.new_run_id())
+    loading.load(settings, results, pipeline.new_run_id())
     return results
 
 
@@ -94,7 +95,7 @@ def test_bad_capture_fails_the_provider_but_keeps_raw_and_last_good(settings, bo
         provider="runpod", url=url, body=body,
         captured_at=dt.datetime(2026, 11, 1, 2, tzinfo=dt.UTC))])
     (res,) = pipeline.reparse(settings, "runpod", [bad_day])
-    pipeline.load(settings, [res], "bad-run")
+    loading.load(settings, [res], "bad-run")
     assert res.status == "failed"
     assert res.errors and res.errors[0].startswith(f"runpod: {url}: ")
     assert problem in res.errors[0]
@@ -116,7 +117,7 @@ def test_real_price_moves_across_layouts_show_in_price_changes(tmp_path, manifes
     settings = Settings(data_dir=tmp_path / "data",
                         archive_root=manifest_archive("nebius", "crusoe")).ensure()
     results = pipeline.reparse(settings, "nebius") + pipeline.reparse(settings, "crusoe")
-    pipeline.load(settings, results, pipeline.new_run_id())
+    loading.load(settings, results, pipeline.new_run_id())
     moves = _q(settings, """
         select provider, old_date::varchar, new_date::varchar, old_price_per_gpu_hour,
                new_price_per_gpu_hour
@@ -130,7 +131,7 @@ def test_load_puts_archived_ecb_rates_in_fx_rates_so_eur_prices_show(tmp_path,
                                                                       manifest_archive):
     settings = Settings(data_dir=tmp_path / "data",
                         archive_root=manifest_archive("runpod", "ecb")).ensure()
-    pipeline.load(settings, pipeline.reparse(settings, "runpod", [dt.date(2026, 9, 29)]), "r1")
+    loading.load(settings, pipeline.reparse(settings, "runpod", [dt.date(2026, 9, 29)]), "r1")
     (usd, eur), = _q(settings, """
         select price_per_gpu_hour_usd, price_per_gpu_hour_eur from cheapest_daily
         where day = '2026-09-29' and gpu_model = 'H100-SXM-80GB'
@@ -142,7 +143,7 @@ def test_load_puts_archived_ecb_rates_in_fx_rates_so_eur_prices_show(tmp_path,
 
 
 def test_unchanged_ecb_archives_are_not_parsed_again(tmp_path, manifest_archive, monkeypatch):
-    from spiders import fx
+    from gpuprices.spiders import fx
 
     settings = Settings(data_dir=tmp_path / "data",
                         archive_root=manifest_archive("runpod", "ecb")).ensure()
@@ -151,12 +152,12 @@ def test_unchanged_ecb_archives_are_not_parsed_again(tmp_path, manifest_archive,
     monkeypatch.setattr(fx, "load_fx_from_archive",
                         lambda root, con: calls.append(root) or real(root, con))
     day = [dt.date(2026, 9, 29)]
-    pipeline.load(settings, pipeline.reparse(settings, "runpod", day), "r1")
-    pipeline.load(settings, pipeline.reparse(settings, "runpod", day), "r2")
+    loading.load(settings, pipeline.reparse(settings, "runpod", day), "r1")
+    loading.load(settings, pipeline.reparse(settings, "runpod", day), "r2")
     assert len(calls) == 1
     assert _q(settings, "select count(*) > 200000 from fx_rates") == [(True,)]
     # A new ECB capture (here: one archive file rewritten) is loaded on the next run.
     ecb = sorted(settings.archive_root.glob("*/ecb.warc.gz"))[0]
     ecb.write_bytes(ecb.read_bytes())
-    pipeline.load(settings, pipeline.reparse(settings, "runpod", day), "r3")
+    loading.load(settings, pipeline.reparse(settings, "runpod", day), "r3")
     assert len(calls) == 2

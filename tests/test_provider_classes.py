@@ -5,16 +5,18 @@ reads and in the report."""
 import duckdb
 import pytest
 
-from flows import pipeline, provider_classes
-from flows.config import Settings
-from reports.workloads import MARKETPLACE_NOTE, choices_table
-from spiders import registry
-from warehouse import db
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import provider_classes
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.reports.workloads import MARKETPLACE_NOTE, choices_table
+from gpuprices.spiders import registry
+from gpuprices.warehouse import db
 
 
 def test_every_load_stores_the_declared_classes(tmp_path, runpod_archive):
     settings = Settings(data_dir=tmp_path / "data", archive_root=runpod_archive).ensure()
-    pipeline.load(settings, pipeline.replay(settings, "runpod", "all"), "r1")
+    loading.load(settings, pipeline.replay(settings, "runpod", "all"), "r1")
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
         classes = dict(con.execute("SELECT provider, supply FROM provider_classes").fetchall())

@@ -12,12 +12,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from spiders import registry
-from spiders.archive import archive_path, read_captures
-from spiders.importer import parse_timestamp
-from spiders.sources import RequestSpec
+from gpuprices.spiders import registry
+from gpuprices.spiders.archive import archive_path, read_captures
+from gpuprices.spiders.importer import parse_timestamp
+from gpuprices.spiders.sources import RequestSpec
+from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import FIXTURES, ROOT, manifest_rows
-from warehouse.contract import PROVIDERS
 
 SPIDERS = ROOT / "spiders"
 PROVIDER_DIR = SPIDERS / "providers"

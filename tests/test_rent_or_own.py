@@ -9,11 +9,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows.compare_cli import register
-from reports import build, render
-from reports.rent_or_own import compare_demands, term_prices
-from sizing.cost import HOURS_PER_MONTH
-from sizing.rent_or_own import (
+from gpuprices.flows.cli.compare import register
+from gpuprices.reports import build, render
+from gpuprices.reports.rent_or_own import compare_demands, term_prices
+from gpuprices.sizing.cost import HOURS_PER_MONTH
+from gpuprices.sizing.rent_or_own import (
     DEFAULTS_CSV,
     EXAMPLE_DEMANDS,
     OWNERSHIP_FIELDS,
@@ -30,7 +30,7 @@ from sizing.rent_or_own import (
     ownership_for,
     rented,
 )
-from warehouse import db
+from gpuprices.warehouse import db
 
 W41_END = dt.date(2026, 10, 11)
 DEMAND = Demand("d", "H100-SXM-80GB", 8, 40, 12)

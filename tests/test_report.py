@@ -12,18 +12,19 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows import pipeline
-from flows.config import Settings
-from flows.report_cli import make_report, refresh_fx, register
-from reports import build, render, weeks
-from sizing.workload import load_workloads
-from spiders.archive import append_captures
-from spiders.importer import import_capture, parse_timestamp
-from spiders.providers.azure.history import captures_from_azure_history
-from spiders.providers.gcp.history import captures_from_gcp_history
+from gpuprices.flows import loading
+from gpuprices.flows.cli.report import make_report, refresh_fx, register
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.reports import build, render, weeks
+from gpuprices.sizing.workload import load_workloads
+from gpuprices.spiders.archive import append_captures
+from gpuprices.spiders.importer import import_capture, parse_timestamp
+from gpuprices.spiders.providers.azure.history import captures_from_azure_history
+from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
+from gpuprices.warehouse import db
+from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 from tests.conftest import BROWSER, FIXTURES, ROOT, manifest_rows, needs_chromium
-from warehouse import db
-from warehouse.contract import CaptureMeta, make_offer, offers_to_table
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 
@@ -44,7 +45,7 @@ def settings(tmp_path_factory) -> Settings:
     for p in ("runpod", "gcp", "azure"):
         results += pipeline.reparse(s, p)
     assert all(r.status == "ok" for r in results)
-    pipeline.load(s, results, "20261005T020000-testrun")
+    loading.load(s, results, "20261005T020000-testrun")
     n, problems = refresh_fx(s)
     assert (n, problems) == (221702, [])
     return s
@@ -353,11 +354,12 @@ def test_weekly_flow_under_prefect(settings, tmp_path):
     import os
     import sys
 
-    from flows.config import prefect_env
+    from gpuprices.flows.config import prefect_env
 
     env = os.environ | prefect_env(Settings(tmp_path, settings.archive_root))
-    code = ("import sys; from pathlib import Path; from flows.config import settings_from;"
-            "from flows.weekly import weekly_flow;"
+    code = ("import sys; from pathlib import Path; "
+            "from gpuprices.flows.config import settings_from;"
+            "from gpuprices.flows.weekly import weekly_flow;"
             "s = settings_from(sys.argv[1], sys.argv[2]);"
             "print(weekly_flow(s, '2026-W38', 'EUR', None, fetch_fx=False))")
     r = subprocess.run([sys.executable, "-c", code, str(settings.data_dir),
@@ -370,7 +372,7 @@ def test_weekly_flow_under_prefect(settings, tmp_path):
 
 def test_workload_summary_names_the_planned_layout():
     """The report's workload summary says how the job's GPUs divide the work."""
-    from reports.workloads import _planned_layout
+    from gpuprices.reports.workloads import _planned_layout
     by = {w.name: w for w in load_workloads(ROOT / "sizing/workloads.toml")}
     assert _planned_layout(by["cpt-llama3.1-70b-64gpu"]) == "TP8 x FSDP8 over 8 nodes"
     assert _planned_layout(by["full-llama3.1-8b-8gpu"]) == "FSDP8"

@@ -8,12 +8,13 @@ import re
 
 import pytest
 
-from flows import pipeline
-from flows.config import Settings
-from flows.report_job import refresh_fx
-from reports import build, charts, render
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.report_job import refresh_fx
+from gpuprices.reports import build, charts, render
+from gpuprices.warehouse import db
 from tests.conftest import ROOT
-from warehouse import db
 
 PROVIDERS = ("runpod", "nebius", "crusoe", "lambda", "coreweave", "gcp", "azure")
 WEEK = "2026-W41"
@@ -26,7 +27,7 @@ def settings(tmp_path_factory) -> Settings:
     s = Settings(tmp_path_factory.mktemp("w41") / "data", ROOT / "snapshots").ensure()
     results = [r for p in PROVIDERS for r in pipeline.reparse(s, p)]
     assert {r.provider for r in results} == set(PROVIDERS)
-    pipeline.load(s, results, "20261011T020000-testrun")
+    loading.load(s, results, "20261011T020000-testrun")
     refresh_fx(s)
     return s
 

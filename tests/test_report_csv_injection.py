@@ -2,8 +2,8 @@
 
 import csv
 
-from reports.render import write_csv
-from reports.tables import Column, Table
+from gpuprices.reports.render import write_csv
+from gpuprices.reports.tables import Column, Table
 
 
 def test_text_cells_that_start_a_formula_are_made_text_and_numbers_stay_numbers(tmp_path):

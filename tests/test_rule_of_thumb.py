@@ -16,9 +16,9 @@ import accuracy_targets  # noqa: E402
 import rule_of_thumb as thumb  # noqa: E402
 import sizing_accuracy as bench  # noqa: E402
 
-from sizing.fit import VERDICTS  # noqa: E402
-from sizing.workload import lookup_model  # noqa: E402
-from warehouse.gpus import gpu_models  # noqa: E402
+from gpuprices.sizing.fit import VERDICTS  # noqa: E402
+from gpuprices.sizing.workload import lookup_model  # noqa: E402
+from gpuprices.warehouse.gpus import gpu_models  # noqa: E402
 
 FIXTURE = ROOT / "tests/fixtures/sizing/rule_of_thumb_fit_table.csv"
 

@@ -5,14 +5,15 @@ import datetime as dt
 
 from rich.console import Console
 
-from flows import pipeline
-from flows.config import Settings
-from flows.results import DayResult, not_run
-from flows.status import status_table
-from reports import sections
-from spiders import registry
-from warehouse import db
-from warehouse.states import STATES, provider_state
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops.status import status_table
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.results import DayResult, not_run
+from gpuprices.reports import sections
+from gpuprices.spiders import registry
+from gpuprices.warehouse import db
+from gpuprices.warehouse.states import STATES, provider_state
 
 
 def test_provider_state():
@@ -56,9 +57,9 @@ def test_a_run_of_one_provider_lists_every_provider(tmp_path, manifest_archive):
     stale (its latest, 2026-08-22, is 38 days old on Runpod's 2026-09-29)."""
     settings = Settings(data_dir=tmp_path / "data",
                         archive_root=manifest_archive("lambda", "runpod")).ensure()
-    pipeline.load(settings, pipeline.replay(settings, "lambda", "all"), "r1")
+    loading.load(settings, pipeline.replay(settings, "lambda", "all"), "r1")
     results = pipeline.replay(settings, "runpod", "all")
-    text = pipeline.load(settings, results, "r2").read_text()
+    text = loading.load(settings, results, "r2").read_text()
     rows = {line.split("|")[1].strip(): line for line in text.splitlines()
             if line.startswith("| ") and "|---" not in line}
     assert set(registry.ids()) <= set(rows)

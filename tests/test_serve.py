@@ -6,8 +6,8 @@ import importlib
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli import app
-from flows.config import Settings
+from gpuprices.flows.cli.main import app
+from gpuprices.flows.config import Settings
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def serve_module(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PREFECT_HOME", str(home))
     monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     monkeypatch.setenv("DO_NOT_TRACK", "1")
-    return importlib.import_module("flows.serve")
+    return importlib.import_module("gpuprices.flows.serve")
 
 
 def _schedule(dep):

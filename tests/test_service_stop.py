@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.service import healthy, wait_for_line
+from gpuprices.flows.ops.service import healthy, wait_for_line
 
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 WAIT_S = 300  # a bound against a hang, not a speed claim

@@ -9,11 +9,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows.sizing_cli import app, register
-from sizing.fit import measured_margin
-from sizing.workload import load_workloads
-from warehouse import db
-from warehouse.contract import OFFER_SCHEMA, CaptureMeta, make_offer
+from gpuprices.flows.cli.sizing import app, register
+from gpuprices.sizing.fit import measured_margin
+from gpuprices.sizing.workload import load_workloads
+from gpuprices.warehouse import db
+from gpuprices.warehouse.contract import OFFER_SCHEMA, CaptureMeta, make_offer
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing/workloads.toml"

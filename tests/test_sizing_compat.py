@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.rank_inputs import read_offers
-from flows.sizing_cli import app
-from sizing import compat
-from sizing.rank import rank
-from sizing.workload import VENDORS, WorkloadError, load_workloads, workload_from_dict
-from warehouse.gpus import gpu_models
+from gpuprices.flows.cli.rank_inputs import read_offers
+from gpuprices.flows.cli.sizing import app
+from gpuprices.sizing import compat
+from gpuprices.sizing.rank import rank
+from gpuprices.sizing.workload import VENDORS, WorkloadError, load_workloads, workload_from_dict
+from gpuprices.warehouse.gpus import gpu_models
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
@@ -37,7 +37,7 @@ def _every_requirement() -> set[str]:
     for p in compat.PRECISION_NEEDS.values():
         needs |= set(p)
     needs |= {"flash_attention_2", "bnb_4bit", "bnb_8bit_optim"}
-    from sizing.workload import FRAMEWORKS
+    from gpuprices.sizing.workload import FRAMEWORKS
     return needs | {f"framework:{f}" for f in FRAMEWORKS}
 
 

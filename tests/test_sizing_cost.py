@@ -4,16 +4,16 @@ import math
 
 import pytest
 
-from sizing.cost import (
+from gpuprices.sizing.cost import (
     DEFAULT_BAND,
     billed_hours,
     checkpoint_gb,
     estimate_cost,
     preemptions_per_hour,
 )
-from sizing.throughput import estimate_throughput, hardware_flops_per_token
-from sizing.workload import workload_from_dict
-from warehouse.gpus import gpu_models
+from gpuprices.sizing.throughput import estimate_throughput, hardware_flops_per_token
+from gpuprices.sizing.workload import workload_from_dict
+from gpuprices.warehouse.gpus import gpu_models
 
 
 def _w(**kw):

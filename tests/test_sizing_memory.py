@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sizing.fit import measured_margin
-from sizing.memory import NF4_BYTES, NF4_DQ_BYTES, estimate_memory, lora_params
-from sizing.workload import workload_from_dict
-from warehouse.gpus import gpu_models
+from gpuprices.sizing.fit import measured_margin
+from gpuprices.sizing.memory import NF4_BYTES, NF4_DQ_BYTES, estimate_memory, lora_params
+from gpuprices.sizing.workload import workload_from_dict
+from gpuprices.warehouse.gpus import gpu_models
 
 ROOT = Path(__file__).resolve().parents[1]
 CALIB = ROOT / "tests/fixtures/sizing/measured_calibration.csv"
@@ -237,7 +237,7 @@ def _hf_lora(**kw):
 def test_hf_lora_saved_tensors_counted_from_transformers_and_peft(targets, dropout, per_hidden):
     """Per token per layer, what transformers' Llama block with PEFT LoRA saves (counted from
     the code; the trace engine's saved tensors give 72.3 and 42.2 for the dropout-free rows)."""
-    from sizing import hf_activations
+    from gpuprices.sizing import hf_activations
     w = _hf_lora(lora_targets=targets, lora_dropout=dropout)
     per = hf_activations.lora_layer_bytes(w, adapter_bytes=4.0, act_bytes=2.0, resid_bytes=2.0)
     assert per / w.arch.hidden_size == pytest.approx(per_hidden)
@@ -246,7 +246,7 @@ def test_hf_lora_saved_tensors_counted_from_transformers_and_peft(targets, dropo
 def test_hf_lora_without_checkpointing_counts_the_hf_block_and_litgpt_keeps_its_own():
     """The hf LoRA activations are the transformers + PEFT count (72 B x hidden per token per
     layer without dropout), above the generic count fitted to LitGPT, which litgpt keeps."""
-    from sizing.memory import activation_elements_per_token
+    from gpuprices.sizing.memory import activation_elements_per_token
     tokens_layers_h = 8192 * 32 * 4096
     hf = estimate_memory(_hf_lora(lora_dropout=False), gpus=1).breakdown["activations"]
     assert hf == pytest.approx(72.0 * tokens_layers_h / 1e9)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from sizing import network
-from sizing.rank import rank
-from sizing.workload import load_workloads
-from spiders import registry
-from warehouse import db
+from gpuprices.sizing import network
+from gpuprices.sizing.rank import rank
+from gpuprices.sizing.workload import load_workloads
+from gpuprices.spiders import registry
+from gpuprices.warehouse import db
 
 WORKLOADS = Path(__file__).parents[1] / "sizing" / "workloads.toml"
 CPT = "cpt-llama3.1-70b-64gpu"  # 64 GPUs: 8 nodes of 8

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from sizing import compat, parallel
-from sizing.memory import estimate_memory
-from sizing.throughput import estimate_throughput
-from sizing.workload import WorkloadError, load_workloads, workload_from_dict
-from warehouse.gpus import gpu_models
+from gpuprices.sizing import compat, parallel
+from gpuprices.sizing.memory import estimate_memory
+from gpuprices.sizing.throughput import estimate_throughput
+from gpuprices.sizing.workload import WorkloadError, load_workloads, workload_from_dict
+from gpuprices.warehouse.gpus import gpu_models
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
@@ -167,8 +167,8 @@ def test_w41_rank_sizes_the_64gpu_workload_per_gpu_and_refuses_fp8_on_ampere(w41
     the fp8 reason and still ranks H100 offers."""
     from dataclasses import replace
 
-    from flows.rank_inputs import read_offers
-    from sizing.rank import rank
+    from gpuprices.flows.cli.rank_inputs import read_offers
+    from gpuprices.sizing.rank import rank
 
     _, offers, _ = read_offers(w41_settings.data_dir / "warehouse.duckdb", None)
     (w,) = [x for x in load_workloads(WORKLOADS) if x.name == "cpt-llama3.1-70b-64gpu"]
@@ -186,7 +186,7 @@ def test_w41_rank_sizes_the_64gpu_workload_per_gpu_and_refuses_fp8_on_ampere(w41
 
 
 def test_layout_names_model_parallel_degrees_then_sharded_data_parallel():
-    from sizing.parallel import Layout, describe
+    from gpuprices.sizing.parallel import Layout, describe
     w = workload_from_dict(dict(name="t", model="Llama 3.1 70B", method="full",
                                 sharding="zero3", gpus=512, tensor_parallel=8,
                                 pipeline_parallel=4, context_parallel=2))

@@ -7,11 +7,11 @@ import math
 import pandas as pd
 import pytest
 
-from sizing.fit import measured_margin
-from sizing.memory import estimate_memory
-from sizing.rank import rank
-from sizing.workload import workload_from_dict
-from spiders import registry
+from gpuprices.sizing.fit import measured_margin
+from gpuprices.sizing.memory import estimate_memory
+from gpuprices.sizing.rank import rank
+from gpuprices.sizing.workload import workload_from_dict
+from gpuprices.spiders import registry
 
 
 def _offer(sku, gpu, count, price, pricing="on_demand", cur="USD", **kw):

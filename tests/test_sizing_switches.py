@@ -3,12 +3,12 @@ direction, and by the order, its framework's code or docs state."""
 
 import pytest
 
-from sizing.frameworks import PROFILES
-from sizing.memory import estimate_memory
-from sizing.switches import resolve
-from sizing.throughput import estimate_throughput
-from sizing.workload import WorkloadError, workload_from_dict
-from warehouse.gpus import gpu_models
+from gpuprices.sizing.frameworks import PROFILES
+from gpuprices.sizing.memory import estimate_memory
+from gpuprices.sizing.switches import resolve
+from gpuprices.sizing.throughput import estimate_throughput
+from gpuprices.sizing.workload import WorkloadError, workload_from_dict
+from gpuprices.warehouse.gpus import gpu_models
 
 
 def _w(**kw):

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.sizing_cli import app, size_one
-from sizing.efficiency import CSV_PATH, efficiency_for, efficiency_table, gpu_class
-from sizing.throughput import estimate_throughput
-from sizing.workload import load_workloads, workload_from_dict
-from warehouse.gpus import gpu_models
+from gpuprices.flows.cli.sizing import app, size_one
+from gpuprices.sizing.efficiency import CSV_PATH, efficiency_for, efficiency_table, gpu_class
+from gpuprices.sizing.throughput import estimate_throughput
+from gpuprices.sizing.workload import load_workloads, workload_from_dict
+from gpuprices.warehouse.gpus import gpu_models
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing/workloads.toml"

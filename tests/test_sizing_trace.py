@@ -21,9 +21,9 @@ for _module in ("torch", "transformers", "peft"):
 
 from typer.testing import CliRunner  # noqa: E402
 
-from flows.sizing_cli import app  # noqa: E402
-from sizing import trace  # noqa: E402
-from sizing.workload import workload_from_dict  # noqa: E402
+from gpuprices.flows.cli.sizing import app  # noqa: E402
+from gpuprices.sizing import trace  # noqa: E402
+from gpuprices.sizing.workload import workload_from_dict  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CALIBRATION = ROOT / "tests/fixtures/sizing/measured_calibration.csv"

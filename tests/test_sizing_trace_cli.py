@@ -7,9 +7,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from flows.sizing_cli import app
-from sizing import trace
-from sizing.workload import load_workloads
+from gpuprices.flows.cli.sizing import app
+from gpuprices.sizing import trace
+from gpuprices.sizing.workload import load_workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "sizing/workloads.toml"

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from sizing.workload import (
+from gpuprices.sizing.workload import (
     WorkloadError,
     infer_architecture,
     load_workloads,
     lookup_model,
     workload_from_dict,
 )
-from warehouse.gpus import gpu_models
+from gpuprices.warehouse.gpus import gpu_models
 
 ROOT = Path(__file__).resolve().parents[1]
 

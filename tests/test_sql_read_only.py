@@ -26,7 +26,7 @@ def test_the_readme_has_queries_to_check():
 _RUN_ALL = """
 import json, sys
 from typer.testing import CliRunner
-from flows.cli import app
+from gpuprices.flows.cli.main import app
 queries, data_dir = json.loads(sys.argv[1]), sys.argv[2]
 runner = CliRunner()
 out = [runner.invoke(app, ["sql", q, "--data-dir", data_dir]) for q in queries]
@@ -92,7 +92,7 @@ def test_sql_and_report_say_busy_while_a_load_holds_the_warehouse(w41_settings, 
 
 
 def test_the_lock_error_is_a_duckdb_io_error_for_callers_that_retry():
-    from warehouse.db import WarehouseBusy
+    from gpuprices.warehouse.db import WarehouseBusy
     assert issubclass(WarehouseBusy, duckdb.IOException)
 
 

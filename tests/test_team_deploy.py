@@ -7,10 +7,10 @@ import importlib
 import pytest
 from typer.testing import CliRunner
 
-from flows import team_steps
-from flows.cli import app
-from flows.results import DayResult
-from warehouse.contract import PROVIDERS
+from gpuprices.flows.cli.main import app
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.flows.team import steps as team_steps
+from gpuprices.warehouse.contract import PROVIDERS
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def team_deploy(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("PREFECT_HOME", str(tmp_path_factory.mktemp("prefect")))
     monkeypatch.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     monkeypatch.setenv("DO_NOT_TRACK", "1")
-    return importlib.import_module("flows.team_deploy")
+    return importlib.import_module("gpuprices.flows.team.deploy")
 
 
 def test_one_crawl_deployment_per_provider_and_one_load(team_deploy):
@@ -27,12 +27,14 @@ def test_one_crawl_deployment_per_provider_and_one_load(team_deploy):
     crawls, (load,) = deps[:-1], deps[-1:]
     assert [d.name for d in crawls] == list(PROVIDERS)
     for d, provider in zip(crawls, PROVIDERS, strict=True):
-        assert (d.flow_name, d.entrypoint) == ("gpuprices-crawl", "flows.team.crawl_provider")
+        assert (d.flow_name, d.entrypoint) == ("gpuprices-crawl",
+                                               "gpuprices.flows.team.flows.crawl_provider")
         assert d.parameters == {"provider": provider, "data_dir": "", "archive_root": "",
                                 "replay": ""}
         assert (d.work_pool_name, d.work_queue_name) == ("pool-x", "crawl")
         assert d.schedules[0].schedule.cron == "0 2 * * *"
-    assert (load.flow_name, load.entrypoint) == ("gpuprices-load", "flows.team.load_lake")
+    assert (load.flow_name, load.entrypoint) == ("gpuprices-load",
+                                                 "gpuprices.flows.team.flows.load_lake")
     assert (load.work_queue_name, load.parameters) == ("load", {"data_dir": "",
                                                                 "archive_root": ""})
     assert load.schedules[0].schedule.cron == "30 * * * *"

@@ -16,8 +16,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from flows.service import wait_for_line
-from warehouse import lake
+from gpuprices.flows.ops.service import wait_for_line
+from gpuprices.warehouse import lake
 
 ROOT = Path(__file__).resolve().parents[1]
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
@@ -163,10 +163,11 @@ def test_a_load_fails_clearly_while_a_one_machine_run_holds_the_folder(team, cli
 def test_deployments_and_limits_registered(client):
     names = {f"{d.flow_id}/{d.name}" for d in client.read_deployments()}
     crawl = {d.name for d in client.read_deployments() if d.entrypoint
-             == "flows.team.crawl_provider"}
+             == "gpuprices.flows.team.flows.crawl_provider"}
     assert {"lambda", "runpod", "aws"} <= crawl and len(names) >= len(crawl) + 1
     load = client.read_deployment_by_name("gpuprices-load/load")
-    assert load.entrypoint == "flows.team.load_lake" and load.work_pool_name == POOL
+    assert load.entrypoint == "gpuprices.flows.team.flows.load_lake"
+    assert load.work_pool_name == POOL
     assert load.work_queue_name == "load"
     assert load.path is None and not load.pull_steps  # the installed package is the code
     limits = {lim.name: lim.limit for lim in client.read_global_concurrency_limits(limit=200)}

@@ -9,15 +9,18 @@ import duckdb
 import pytest
 from rich.console import Console
 
-from flows import alerts, ops_cli, pipeline
-from flows.config import Settings
-from flows.status import status_table
-from spiders import generic
-from spiders.importer import import_capture
-from spiders.parsers import ParseError, parse_body
+from gpuprices.flows import loading
+from gpuprices.flows.cli import quarantine as ops_cli
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops import alerts
+from gpuprices.flows.ops.status import status_table
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders import generic
+from gpuprices.spiders.importer import import_capture
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.warehouse import lake
+from gpuprices.warehouse.contract import CaptureMeta
 from tests.conftest import FIXTURES
-from warehouse import lake
-from warehouse.contract import CaptureMeta
 
 PAGE = (FIXTURES / "raw" / "lambda"
         / "lambdalabs_service_gpu-cloud_wayback_20230909194011_excerpt.html")
@@ -103,7 +106,7 @@ def test_unknown_layout_is_held_degraded_and_loaded_only_after_release(settings)
     assert "unknown layout" in res.degraded and URL in res.degraded
     q = lake.read_quarantine(settings.lake_root, DAY, "lambda").to_pylist()
     assert all(r["reason"].startswith("unknown layout: candidate row") for r in q)
-    summary = pipeline.load(settings, [res], "r1").read_text()
+    summary = loading.load(settings, [res], "r1").read_text()
     assert "## Degraded" in summary and "unknown layout" in summary
     payload = alerts.alert_payload("r1", [res])
     assert any(b["text"]["text"].startswith("*DEGRADED* lambda 2023-09-09: ")

@@ -19,10 +19,10 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from flows import gates
+from gpuprices.flows.pipeline import gates
+from gpuprices.warehouse import db, lake
+from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 from tests.conftest import to_old_layout
-from warehouse import db, lake
-from warehouse.contract import CaptureMeta, make_offer, offers_to_table
 
 D1, D2, D3, D4 = (dt.date(2025, 1, 6) + dt.timedelta(days=i) for i in range(4))
 FUTURE = D4 + dt.timedelta(days=30)

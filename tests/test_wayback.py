@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from spiders.archive import archive_path, read_captures
-from spiders.providers.crusoe.parser import parse as parse_crusoe
-from spiders.providers.nebius.parser import parse as parse_nebius
-from spiders.registry import wayback_urls
-from spiders.wayback import (
+from gpuprices.spiders.archive import archive_path, read_captures
+from gpuprices.spiders.providers.crusoe.parser import parse as parse_crusoe
+from gpuprices.spiders.providers.nebius.parser import parse as parse_nebius
+from gpuprices.spiders.registry import wayback_urls
+from gpuprices.spiders.wayback import (
     CDX_ENDPOINT,
     CdxRow,
     Fetched,
@@ -26,7 +26,7 @@ from spiders.wayback import (
     parse_cdx,
     raw_capture_url,
 )
-from warehouse.contract import PROVIDERS
+from gpuprices.warehouse.contract import PROVIDERS
 
 RAW = Path(__file__).parent / "fixtures" / "raw"
 NEBIUS_2024 = RAW / "nebius" / "nebius_com_prices_wayback_20241115043809_excerpt.html"

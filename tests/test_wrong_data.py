@@ -8,19 +8,20 @@ import sys
 
 import pytest
 
-from flows import gates, pipeline
-from flows.alerts import render_summary
-from flows.status import status_table
-from spiders.archive import FUTURE_SKEW, Capture, FutureCaptureError, read_captures
-from spiders.importer import import_capture, parse_timestamp
-from spiders.parsers import parse_body_counted, wants
+from gpuprices.flows.ops.alerts import render_summary
+from gpuprices.flows.ops.status import status_table
+from gpuprices.flows.pipeline import gates
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import FUTURE_SKEW, Capture, FutureCaptureError, read_captures
+from gpuprices.spiders.importer import import_capture, parse_timestamp
+from gpuprices.spiders.parsers import parse_body_counted, wants
+from gpuprices.warehouse import lake, price_bands
 from tests.conftest import ROOT, manifest_rows
 from tests.faults import wrong_data as wd
-from warehouse import lake, price_bands
 
 
 def gp(*args):
-    return subprocess.run([sys.executable, "-m", "flows.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "gpuprices", *map(str, args)],
                           capture_output=True, text=True, timeout=300)
 
 

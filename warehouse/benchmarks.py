@@ -23,9 +23,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from warehouse.connection import registered, transaction
-from warehouse.contract import PROVIDERS
-from warehouse.gpus import gpu_models
+from gpuprices.warehouse.connection import registered, transaction
+from gpuprices.warehouse.contract import PROVIDERS
+from gpuprices.warehouse.gpus import gpu_models
 
 # A measurement's identity: recording a row with the same values here replaces the old one.
 BENCHMARK_KEY = ("provider", "sku", "date", "workload", "gpu_model", "gpus")

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 import duckdb
 import pyarrow as pa
 
-from warehouse import store
-from warehouse.connection import run
-from warehouse.tables import create_src
+from gpuprices.warehouse import store
+from gpuprices.warehouse.connection import run
+from gpuprices.warehouse.tables import create_src
 
 # The batch's points: within the batch each point follows the one before it (same-day
 # duplicates chain in price order, as store._POINTS_SQL does); an offer's first point in the

@@ -9,19 +9,32 @@ The work is done in modules named for their job; this one only gathers their pub
 - warehouse/store.py: loading offers partitions into the normalised store, and rebuilding it;
 - warehouse/records.py: fx_rates, runs, run_log and providers.
 
-A test that stands in for the store's insert patches `warehouse.store._insert_offers` (where
-the loads look it up), not a name here.
+A test that stands in for the store's insert patches `gpuprices.warehouse.store._insert_offers`
+(where the loads look it up), not a name here.
 """
 
 from __future__ import annotations
 
-from warehouse.connection import QUERY_ONLY, WarehouseBusy, compact, connect, query, transaction
-from warehouse.records import close_run, load_fx_rates, load_providers, open_run, record_run
-from warehouse.schema import SQL_DIR, VIEWS, age_limit, init_schema, refresh_views
-from warehouse.schema import table_type as _table_type
-from warehouse.store import load_lake, load_partition, rebuild_offer_points
-from warehouse.tables import RUN_STATUSES
-from warehouse.tables import STORE_TABLES as _STORE_TABLES
+from gpuprices.warehouse.connection import (
+    QUERY_ONLY,
+    WarehouseBusy,
+    compact,
+    connect,
+    query,
+    transaction,
+)
+from gpuprices.warehouse.records import (
+    close_run,
+    load_fx_rates,
+    load_providers,
+    open_run,
+    record_run,
+)
+from gpuprices.warehouse.schema import SQL_DIR, VIEWS, age_limit, init_schema, refresh_views
+from gpuprices.warehouse.schema import table_type as _table_type
+from gpuprices.warehouse.store import load_lake, load_partition, rebuild_offer_points
+from gpuprices.warehouse.tables import RUN_STATUSES
+from gpuprices.warehouse.tables import STORE_TABLES as _STORE_TABLES
 
 __all__ = [
     "RUN_STATUSES",

@@ -77,7 +77,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from warehouse.contract import Offer
+from gpuprices.warehouse.contract import Offer
 
 # 1: variant = offer_key|source|provider_term, nulls skipped (before this module).
 # 2: source|provider_term|tier|price_kind|gcp_model|offer_key, positional.

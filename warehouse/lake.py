@@ -43,8 +43,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from warehouse import objstore
-from warehouse.contract import (
+from gpuprices.warehouse import objstore
+from gpuprices.warehouse.contract import (
     OFFER_SCHEMA,
     PRICING_MODELS,
     PROVIDERS,

@@ -18,8 +18,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from warehouse import bulk_append, lake, objstore, store
-from warehouse.connection import transaction
+from gpuprices.warehouse import bulk_append, lake, objstore, store
+from gpuprices.warehouse.connection import transaction
 
 Stamp = tuple[int, int]  # (size in bytes, modification time in ns)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.connection import WarehouseBusy, connect
+from gpuprices.warehouse.connection import WarehouseBusy, connect
 
 # Pauses between attempts: short at first (a quick query ends in a second or two), then at most
 # this long, so a freed warehouse is taken within 15 s.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from warehouse.contract import PROVIDERS
+from gpuprices.warehouse.contract import PROVIDERS
 
 NETWORKS_CSV = Path(__file__).parent / "offer_networks.csv"
 

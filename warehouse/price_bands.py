@@ -1,5 +1,5 @@
 """The per-GPU price range each GPU model, currency and pricing model has been seen at
-(price_bands.csv): the known range the band gate of flows/gates.py widens by its margin.
+(price_bands.csv): the known range the band gate of flows/pipeline/gates.py widens by its margin.
 
 The table is the warehouse's own history, not a hand-kept list: the lowest and highest
 `price_per_gpu_hour` of every real row in the full replay of the bundled snapshots (`make run`),

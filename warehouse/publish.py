@@ -17,7 +17,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from warehouse import lake, objstore
+from gpuprices.warehouse import lake, objstore
 
 POINTER = "latest.json"
 COPIES = "warehouse"

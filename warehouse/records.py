@@ -11,10 +11,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from warehouse.connection import registered, transaction
-from warehouse.contract import conform_to
-from warehouse.store import as_date
-from warehouse.tables import RUN_STATUSES
+from gpuprices.warehouse.connection import registered, transaction
+from gpuprices.warehouse.contract import conform_to
+from gpuprices.warehouse.store import as_date
+from gpuprices.warehouse.tables import RUN_STATUSES
 
 _FX_SCHEMA = pa.schema(
     [

@@ -9,11 +9,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from warehouse import gpus, identity, networks
-from warehouse.connection import registered, transaction
-from warehouse.contract import OFFER_SCHEMA
-from warehouse.store import bulk_load, recompute_day_cheapest, restore_all
-from warehouse.tables import DUCK_TYPES, STORE_TABLES, TABLES, create_src
+from gpuprices.warehouse import gpus, identity, networks
+from gpuprices.warehouse.connection import registered, transaction
+from gpuprices.warehouse.contract import OFFER_SCHEMA
+from gpuprices.warehouse.store import bulk_load, recompute_day_cheapest, restore_all
+from gpuprices.warehouse.tables import DUCK_TYPES, STORE_TABLES, TABLES, create_src
 
 SQL_DIR = Path(__file__).parent / "sql"
 
@@ -155,13 +155,14 @@ def _follow_day_cheapest_version(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _gpu_models_table() -> pa.Table:
-    # Through warehouse.gpus so the warehouse sees exactly the models the mapper knows.
+    # Through gpuprices.warehouse.gpus so the warehouse sees exactly the models the mapper knows.
     rows = [dataclasses.asdict(m) for m in gpus.gpu_models().values()]
     return pa.Table.from_pylist(rows)
 
 
 def _offer_networks_table() -> pa.Table:
-    # Through warehouse.networks so the rows are checked (provider, fabric, pattern, source).
+    # Through gpuprices.warehouse.networks so the rows are checked (provider, fabric, pattern,
+    # source).
     rows = [dataclasses.asdict(n) for n in networks.offer_networks()]
     return pa.Table.from_pylist(rows)
 

@@ -1,6 +1,6 @@
 """What a run, its status table and summary, and the report's data health say of each configured
 provider: one of STATES, never left out. One rule for all of them (`provider_state`); the run
-statuses it reads are warehouse.tables.RUN_STATUSES as `runs` records them."""
+statuses it reads are gpuprices.warehouse.tables.RUN_STATUSES as `runs` records them."""
 
 from __future__ import annotations
 

@@ -29,10 +29,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from warehouse import identity, lake
-from warehouse.connection import run, transaction
-from warehouse.contract import ContractError, conform_table
-from warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
+from gpuprices.warehouse import identity, lake
+from gpuprices.warehouse.connection import run, transaction
+from gpuprices.warehouse.contract import ContractError, conform_table
+from gpuprices.warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
 
 _ID_COLS = ", ".join(IDENTITY)
 _ID_MATCH = " AND ".join(f"i.{c} IS NOT DISTINCT FROM n.{c}" for c in IDENTITY)

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 import duckdb
 import pyarrow as pa
 
-from warehouse import identity
-from warehouse.contract import OFFER_SCHEMA
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import OFFER_SCHEMA
 
 RUN_STATUSES = ("ok", "failed", "degraded", "stale", "skipped")
 
@@ -89,7 +89,7 @@ TABLES = {
     )
     """,
     # One row per pipeline run: started_at written before its loads (from the run's journal,
-    # flows/run_journal.py), finished_at once every provider-day is recorded. A row without
+    # flows/ops/run_journal.py), finished_at once every provider-day is recorded. A row without
     # finished_at that a reader can see is a run that was killed or crashed: `interrupted`
     # (staging/provider_runs.sql). providers: comma-separated.
     "run_log": """

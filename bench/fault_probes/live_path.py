@@ -28,12 +28,14 @@ from pathlib import Path
 import duckdb
 
 from bench.fault_probes import Probe, ProbeResult
-from flows import live, pipeline
-from flows.config import Settings
-from spiders.archive import list_archives, read_captures
-from spiders.crawl import SETTINGS_ENV
-from spiders.registry import ids, wayback_urls
-from spiders.wayback import backfill, cdx_query_url, raw_capture_url
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import live
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import list_archives, read_captures
+from gpuprices.spiders.crawl import SETTINGS_ENV
+from gpuprices.spiders.registry import ids, wayback_urls
+from gpuprices.spiders.wayback import backfill, cdx_query_url, raw_capture_url
 from tests.replay.drive import ROOT, build_archive, day_offers, replay_night
 from tests.replay.loopback import installed, settings_json
 from tests.replay.scenarios import (
@@ -104,7 +106,7 @@ def nightly_step(tmp: Path) -> ProbeResult:
         served = [s.served for s in server.seen if s.served is not None and s.status == 200]
     direct, _ = day_offers("runpod", [c for c in served if c.provider == "runpod"])
     with contextlib.redirect_stdout(io.StringIO()):  # load prints the run summary's path
-        pipeline.load(settings, results, pipeline.new_run_id())
+        loading.load(settings, results, pipeline.new_run_id())
     con = duckdb.connect(str(settings.db_path), read_only=True)
     try:
         loaded = dict(con.execute("select provider, count(*) from offers group by 1").fetchall())

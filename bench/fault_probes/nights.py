@@ -19,11 +19,13 @@ from typer.testing import CliRunner
 
 from bench.fault_probes import Probe, ProbeResult
 from bench.faults import _fresh
-from flows import live, pipeline
-from flows.cli import app
-from flows.config import Settings
-from flows.results import DayResult
-from flows.warehouse_state import interrupted_runs
+from gpuprices.flows import loading
+from gpuprices.flows.cli.main import app
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops.warehouse_state import interrupted_runs
+from gpuprices.flows.pipeline import live
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.results import DayResult
 from tests.faults.kill import DAY, run_killed
 from tests.faults.nights import (
     EARLIER,
@@ -64,7 +66,7 @@ def _quiet():
 def reader_during_load(tmp: Path) -> ProbeResult:
     settings = _settings(tmp)
     with _quiet():
-        pipeline.load(settings, [_night(settings, EARLIER)], "r1")
+        loading.load(settings, [_night(settings, EARLIER)], "r1")
         night = _night(settings, DAY)
         expected = night.rows
         with reader_holding(settings.db_path, for_s=5):
@@ -78,14 +80,14 @@ def reader_during_load(tmp: Path) -> ProbeResult:
 def reader_past_the_wait(tmp: Path) -> ProbeResult:
     settings = _settings(tmp)
     with _quiet(), mock.patch.dict(os.environ, {"GPUPRICES_WAREHOUSE_WAIT_S": "2"}):
-        pipeline.load(settings, [_night(settings, EARLIER)], "r1")
+        loading.load(settings, [_night(settings, EARLIER)], "r1")
         night = _night(settings, DAY)
         expected = night.rows
         with reader_holding(settings.db_path):
-            pipeline.load(settings, [night], "r2")
+            loading.load(settings, [night], "r2")
         missed = _rows(settings, DAY)
         later: list[DayResult] = []
-        pipeline.load(settings, later, "r3")
+        loading.load(settings, later, "r3")
     got = _rows(settings, DAY)
     return ProbeResult(night.status == "failed" and missed == 0 and got == expected,
                        rows_lost=expected - got,
@@ -110,12 +112,12 @@ def trickling_webhook_probe(tmp: Path) -> ProbeResult:
 def killed_mid_load(tmp: Path) -> ProbeResult:
     settings = _settings(tmp)
     with _quiet():
-        pipeline.load(settings, [_night(settings, EARLIER)], "r1")
+        loading.load(settings, [_night(settings, EARLIER)], "r1")
         expected = _night(settings, DAY).rows
     run_killed("duckdb", settings.data_dir, settings.archive_root)
     cut = [c["run_id"] for c in interrupted_runs(settings.db_path, 14)]
     with _quiet():
-        pipeline.load(settings, [], "r3")
+        loading.load(settings, [], "r3")
     got = _rows(settings, DAY)
     return ProbeResult(cut == ["killed-run"] and got == expected, rows_lost=expected - got,
                        detail=f"interrupted runs: {cut}; next run loaded the night, "

@@ -14,15 +14,15 @@ import tempfile
 from pathlib import Path
 
 from bench.fault_probes import Probe, ProbeResult
-from flows import alerts
-from flows.results import DayResult
-from reports.render import write_csv
-from reports.tables import Column, Table
+from gpuprices.flows.ops import alerts
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.reports.render import write_csv
+from gpuprices.reports.tables import Column, Table
 from tests.conftest import ROOT, manifest_rows
 
 
 def _gp(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "flows.cli", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "gpuprices", *map(str, args)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from bench.fault_probes import Probe, ProbeResult
-from flows import cli
-from spiders.archive import FutureCaptureError
-from spiders.importer import import_capture
+from gpuprices.flows.cli import main as cli
+from gpuprices.spiders.archive import FutureCaptureError
+from gpuprices.spiders.importer import import_capture
 from tests.faults import wrong_data as wd
 
 

@@ -1,10 +1,10 @@
 """Parsers: pure functions from archived bytes to offers, one per provider, and their dispatch.
 
-Each provider's `spiders/providers/<id>/parser.py` (found through `spiders.registry`) exposes
-`parse(body: bytes, meta: CaptureMeta) -> list[Offer]`. It chooses a layout by what the body
-contains (never by its date), and raises `ParseError` naming the provider, the URL and what was
-missing. It never returns an empty list for a body that should hold prices. Helpers every parser
-uses are in `spiders/parsers/_util.py`.
+Each provider's `spiders/providers/<id>/parser.py` (found through `gpuprices.spiders.registry`)
+exposes `parse(body: bytes, meta: CaptureMeta) -> list[Offer]`. It chooses a layout by what the
+body contains (never by its date), and raises `ParseError` naming the provider, the URL and what
+was missing. It never returns an empty list for a body that should hold prices. Helpers every
+parser uses are in `spiders/parsers/_util.py`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from contextvars import ContextVar
 
-from spiders.registry import parser_for, parser_module
-from warehouse.contract import CaptureMeta, Offer
+from gpuprices.spiders.registry import parser_for, parser_module
+from gpuprices.warehouse.contract import CaptureMeta, Offer
 
 # The rows the parser now running passed over, by reason (set by parse_body_counted). A parser
 # stays a pure function returning offers; what it leaves out is told on this side channel.

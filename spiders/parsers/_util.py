@@ -8,8 +8,8 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError, skip_row
-from warehouse.contract import CaptureMeta
+from gpuprices.spiders.parsers import ParseError, skip_row
+from gpuprices.warehouse.contract import CaptureMeta
 
 _PRICE = re.compile(r"\$?\s*([0-9][0-9,]*(?:\s?\.\s?[0-9]+)?)")
 

@@ -1,8 +1,8 @@
 """Sources: the request a fetch plan asks for, shared by every provider and the ECB rates.
 
 A provider's fetch plan is `spiders/providers/<id>/source.py` (found through
-`spiders.registry.source_for`); the ECB's is `spiders/sources/ecb.py` (not a provider). It
-exposes
+`gpuprices.spiders.registry.source_for`); the ECB's is `spiders/sources/ecb.py` (not a provider).
+It exposes
 
 - `start_requests(env: Mapping[str, str]) -> list[RequestSpec]`: the first requests of a live
   crawl (env is os.environ, for optional API keys);

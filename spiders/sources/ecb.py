@@ -1,5 +1,5 @@
 """ECB euro foreign exchange reference rates: what to fetch (not one of the eight offer providers,
-so the generic crawler never sees it; spiders.fx fetches and archives it).
+so the generic crawler never sees it; gpuprices.spiders.fx fetches and archives it).
 
 The ECB publishes its reference rates around 16:00 CET on TARGET working days, EUR based (units
 of currency per euro), as XML (gesmes envelope) and zipped CSV:
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 PROVIDER = "ecb"  # archive name: snapshots/<date>/ecb.warc.gz
 BASE = "https://www.ecb.europa.eu/stats/eurofxref/"

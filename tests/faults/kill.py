@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from flows import pipeline
-from flows.config import Settings
-from warehouse import store
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.warehouse import store
 
 DAY = dt.date(2026, 9, 29)  # the Runpod API capture's night
 
@@ -59,7 +60,7 @@ def main(mode: str, data_dir: str, archive: str, marker: str) -> None:
             return n
 
         store._insert_offers = insert_then_hold
-        pipeline.load(settings, [res], "killed-run")
+        loading.load(settings, [res], "killed-run")
     else:
         raise SystemExit(f"unknown mode {mode}")
 

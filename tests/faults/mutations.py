@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from spiders.archive import Capture
-from spiders.importer import parse_timestamp
-from spiders.parsers import ParseError, parse_body
-from warehouse.contract import PROVIDERS, Offer
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.importer import parse_timestamp
+from gpuprices.spiders.parsers import ParseError, parse_body
+from gpuprices.warehouse.contract import PROVIDERS, Offer
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW = ROOT / "tests" / "fixtures" / "raw"
@@ -36,7 +36,7 @@ def real_captures() -> list[Capture]:
                                 body=(ROOT / r["file"]).read_bytes(),
                                 captured_at=parse_timestamp(r["captured_at"]),
                                 method=r["method"], origin=r["file"]))
-    from spiders.providers.aws.history import captures_from_p5_series
+    from gpuprices.spiders.providers.aws.history import captures_from_p5_series
 
     p5 = captures_from_p5_series(P5_SERIES)
     p5[0].origin = str(P5_SERIES.relative_to(ROOT))

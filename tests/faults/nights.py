@@ -21,7 +21,7 @@ from unittest import mock
 import duckdb
 import pyarrow.parquet as pq
 
-from warehouse import db, store
+from gpuprices.warehouse import db, store
 
 EARLIER = dt.date(2026, 8, 10)  # the Runpod pricing page's capture before the API night
 

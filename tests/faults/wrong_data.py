@@ -20,14 +20,15 @@ import duckdb
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from flows import pipeline
-from flows.config import Settings
-from flows.results import DayResult
-from spiders import archive
-from spiders.archive import Capture, append_captures
-from spiders.importer import import_capture, parse_timestamp
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.spiders import archive
+from gpuprices.spiders.archive import Capture, append_captures
+from gpuprices.spiders.importer import import_capture, parse_timestamp
+from gpuprices.warehouse import lake
 from tests.conftest import manifest_rows
-from warehouse import lake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,7 +126,7 @@ def replay(settings: Settings, provider: str, spec: str = "all") -> list[DayResu
     """Replay and load a provider's archive quietly (the run summary's path is printed)."""
     results = pipeline.replay(settings, provider, spec)
     with contextlib.redirect_stdout(io.StringIO()):
-        pipeline.load(settings, results, pipeline.new_run_id())
+        loading.load(settings, results, pipeline.new_run_id())
     return results
 
 

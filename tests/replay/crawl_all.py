@@ -2,9 +2,9 @@
 
     python -m tests.replay.crawl_all --providers aws,runpod --work DIR --settings JSON
 
-The same spider (`spiders.crawl.ArchivingSpider`), the same settings and each provider's own
-plan as `python -m spiders.crawl`; only one Scrapy start-up for all of them, which is most of a
-crawl's cost against a loopback server. Each provider gets DIR/<id>/snapshots and
+The same spider (`gpuprices.spiders.crawl.ArchivingSpider`), the same settings and each provider's
+own plan as `python -m gpuprices.spiders.crawl`; only one Scrapy start-up for all of them, which is
+most of a crawl's cost against a loopback server. Each provider gets DIR/<id>/snapshots and
 DIR/<id>/summary.json. The nightly run keeps one process per provider (and
 tests/test_live_replay_pipeline.py drives that path).
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from scrapy.crawler import CrawlerProcess
 
-from spiders.crawl import ArchivingSpider, crawl_settings
-from spiders.registry import source_for
+from gpuprices.spiders.crawl import ArchivingSpider, crawl_settings
+from gpuprices.spiders.registry import source_for
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from spiders.archive import Capture, latest_per_request, list_archives, read_captures
-from spiders.importer import import_manifest
-from spiders.parsers import ParseError, parse_body, postprocess, wants
+from gpuprices.spiders.archive import Capture, latest_per_request, list_archives, read_captures
+from gpuprices.spiders.importer import import_manifest
+from gpuprices.spiders.parsers import ParseError, parse_body, postprocess, wants
+from gpuprices.warehouse.contract import Offer
 from tests.replay.loopback import settings_json
 from tests.replay.server import Fault, Pager, ReplayIndex, ReplayServer, Seen
-from warehouse.contract import Offer
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -72,8 +72,9 @@ def crawl_many(providers: Iterable[str], server: ReplayServer, work: Path,
 
 
 def day_offers(provider: str, captures: list[Capture]) -> tuple[list[Offer], list[ParseError]]:
-    """Offers of captures parsed as `flows.pipeline.parse_archive` parses a day: each alone
-    (a parser refusing one page does not hide the others), then the provider's whole-day step."""
+    """Offers of captures parsed as `gpuprices.flows.pipeline.steps.parse_archive` parses a day:
+    each alone (a parser refusing one page does not hide the others), then the provider's whole-day
+    step."""
     offers: list[Offer] = []
     errors: list[ParseError] = []
     for cap in captures:

@@ -72,9 +72,9 @@ def _named_by(exc: Exception, target: str, url: str) -> Exception:
 
 
 def crawl_settings(address: str, **overrides: Any) -> dict[str, Any]:
-    """Scrapy settings (for `python -m spiders.crawl --settings`) that crawl through the replay
-    server. Only the pauses are shortened (no politeness needed towards a loopback server); the
-    retry policy, robots.txt and the size bound stay the crawler's own."""
+    """Scrapy settings (for `python -m gpuprices.spiders.crawl --settings`) that crawl through the
+    replay server. Only the pauses are shortened (no politeness needed towards a loopback server);
+    the retry policy, robots.txt and the size bound stay the crawler's own."""
     settings: dict[str, Any] = {
         "DOWNLOAD_HANDLERS": {"http": HANDLER, "https": HANDLER},
         ADDRESS_SETTING: address,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-from spiders.archive import Capture
+from gpuprices.spiders.archive import Capture
 from tests.replay.server import Pager
 
 AZURE_PRICES = "https://prices.azure.com/api/retail/prices"

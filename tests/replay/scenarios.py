@@ -3,7 +3,7 @@ answer each URL gets, and what the crawler must then report."""
 
 from __future__ import annotations
 
-from spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
+from gpuprices.spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
 from tests.replay.server import Fault
 
 # Providers whose archived captures were made under other URLs than their plan asks for today,

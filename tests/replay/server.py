@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from spiders.archive import Capture, list_archives, read_captures
-from spiders.wayback import CDX_ENDPOINT, CDX_FIELDS, clean_original
+from gpuprices.spiders.archive import Capture, list_archives, read_captures
+from gpuprices.spiders.wayback import CDX_ENDPOINT, CDX_FIELDS, clean_original
 
 SCHEME_HEADER = "X-Replay-Scheme"
 MATCH_HEADER = "X-Replay-Match"

@@ -1,17 +1,19 @@
 """AWS EC2: Price List offer files, the page and spot feeds, the spot advisor (docs/aws.md)."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="aws",
     name="AWS",
     kind="hyperscaler",
     supply="own",
-    source="spiders.providers.aws.source",
-    parser="spiders.providers.aws.parser",
-    parser_helpers=("spiders.providers.aws.offer_file", "spiders.providers.aws.offer_stream",
-                    "spiders.providers.aws.offer_csv", "spiders.providers.aws.tables"),
-    history="spiders.providers.aws.history",
+    source="gpuprices.spiders.providers.aws.source",
+    parser="gpuprices.spiders.providers.aws.parser",
+    parser_helpers=("gpuprices.spiders.providers.aws.offer_file",
+                    "gpuprices.spiders.providers.aws.offer_stream",
+                    "gpuprices.spiders.providers.aws.offer_csv",
+                    "gpuprices.spiders.providers.aws.tables"),
+    history="gpuprices.spiders.providers.aws.history",
     tables=("instances.csv",),  # instance type -> GPU model, count, memory
     wayback_urls=(
         # The EC2 pricing page is filled in by JavaScript from these feeds; the Bulk API offer

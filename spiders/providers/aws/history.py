@@ -16,7 +16,7 @@ import datetime as dt
 import io
 from pathlib import Path
 
-from spiders.archive import Capture
+from gpuprices.spiders.archive import Capture
 
 # The origin repository file, pinned at the commit the fixture was taken from.
 SERIES_REPO = "amorton45/aws-gpu-price-tracker"

@@ -9,10 +9,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from spiders.parsers import ParseError
-from spiders.providers.aws.offer_file import Collector, nonempty, number
-from spiders.providers.aws.tables import is_gpu_type
-from warehouse.contract import CaptureMeta, Offer
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.aws.offer_file import Collector, nonempty, number
+from gpuprices.spiders.providers.aws.tables import is_gpu_type
+from gpuprices.warehouse.contract import CaptureMeta, Offer
 
 _CSV_ATTRS = {
     "Instance Type": "instanceType", "Region Code": "regionCode", "Location": "location",

@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import IO, Any
 
-from spiders.parsers import ParseError
-from spiders.providers.aws.offer_stream import (
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.aws.offer_stream import (
     TERM_KEYS,
     TERMS_KEY,
     Section,
@@ -36,14 +36,14 @@ from spiders.providers.aws.offer_stream import (
     scan_entries,
     terms_section,
 )
-from spiders.providers.aws.tables import (
+from gpuprices.spiders.providers.aws.tables import (
     LOCATION_TO_REGION,
     canonical_memory_gb,
     family_of,
     is_gpu_type,
     lookup,
 )
-from warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 
 # AWS bills Linux instances per second with a 60-second minimum (aws.amazon.com/ec2/pricing/,
 # "Per Second Billing").

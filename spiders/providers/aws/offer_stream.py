@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
-from spiders.parsers import ParseError
-from warehouse.contract import CaptureMeta, Offer
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.warehouse.contract import CaptureMeta, Offer
 
 CHUNK = 1 << 20  # bytes read at a time
 TERMS_KEY = b'"terms"'

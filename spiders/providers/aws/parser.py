@@ -26,16 +26,16 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price, skip_unpriced
-from spiders.providers.aws.offer_csv import parse_offer_csv
-from spiders.providers.aws.offer_file import (
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json, parse_price, skip_unpriced
+from gpuprices.spiders.providers.aws.offer_csv import parse_offer_csv
+from gpuprices.spiders.providers.aws.offer_file import (
     BILLING_INCREMENT_S,
     MIN_BILLING_S,
     iter_offer_file,
     parse_offer_json,
 )
-from spiders.providers.aws.tables import (
+from gpuprices.spiders.providers.aws.tables import (
     LEGACY_SPOT_REGIONS,
     LOCATION_TO_REGION,
     canonical_memory_gb,
@@ -43,7 +43,7 @@ from spiders.providers.aws.tables import (
     is_gpu_type,
     lookup,
 )
-from warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 
 __all__ = ["parse", "wants", "iter_offer_file", "interruption_bands",
            "attach_interruption_bands"]
@@ -270,8 +270,8 @@ def attach_interruption_bands(offers: list[Offer],
 
 
 def postprocess(offers: list[Offer], captures: list) -> list[Offer]:
-    """Whole-day step (spiders.parsers.postprocess): spot offers take the interruption band
-    from the same day's spot-advisor capture, when the day has one that reads."""
+    """Whole-day step (gpuprices.spiders.parsers.postprocess): spot offers take the interruption
+    band from the same day's spot-advisor capture, when the day has one that reads."""
     if not any(o.pricing_model == "spot" for o in offers):
         return offers
     for cap in captures:

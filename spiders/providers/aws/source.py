@@ -16,8 +16,8 @@ import json
 import os
 from collections.abc import Mapping
 
-from spiders.archive import Capture
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.sources import RequestSpec
 
 PRICING = "https://pricing.us-east-1.amazonaws.com"
 PRICING_CN = "https://pricing.cn-north-1.amazonaws.com.cn"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from warehouse.gpus import gpu_models
+from gpuprices.warehouse.gpus import gpu_models
 
 INSTANCES_CSV = Path(__file__).resolve().parent / "instances.csv"
 

@@ -1,15 +1,15 @@
 """Azure: the Retail Prices API, N-series filter (docs/azure-gcp.md)."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="azure",
     name="Azure",
     kind="hyperscaler",
     supply="own",
-    source="spiders.providers.azure.source",
-    parser="spiders.providers.azure.parser",
-    history="spiders.providers.azure.history",
+    source="gpuprices.spiders.providers.azure.source",
+    parser="gpuprices.spiders.providers.azure.parser",
+    history="gpuprices.spiders.providers.azure.history",
     tables=("skus.csv", "unmapped.csv"),  # size -> GPU model, count, memory; known gaps
     wayback_urls=(
         # The Retail Prices API is only useful filtered and paged; Wayback holds at most some

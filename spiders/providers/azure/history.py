@@ -4,8 +4,8 @@ Each `<date>_eu_regions_radar.csv` is our filtered export of andy-diericks/azure
 `data/latest/vm-<scope>.json` as of that date: GPU meters only, key split into columns. The radar
 files behind one date sit at different commits (one per scope), so each (date, scope) becomes one
 capture whose URL names that scope's file at its commit, and whose body is the CSV header plus
-that scope's rows (still the layout `spiders.providers.azure.parser` reads as derived history).
-Commits per scope and date: tests/fixtures/SOURCES.md (the radar line).
+that scope's rows (still the layout `gpuprices.spiders.providers.azure.parser` reads as derived
+history). Commits per scope and date: tests/fixtures/SOURCES.md (the radar line).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import io
 import re
 from pathlib import Path
 
-from spiders.archive import Capture
+from gpuprices.spiders.archive import Capture
 
 REPO = "andy-diericks/azure-pricing-radar"
 # Last commit touching data/latest/vm-<scope>.json on or before each date (SOURCES.md).

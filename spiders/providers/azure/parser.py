@@ -37,9 +37,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json
-from warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 
 SKU_TABLE = Path(__file__).resolve().parent / "skus.csv"
 # N-series sizes seen in the captures whose GPU count no Microsoft page gives, with the reason.

@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from spiders.archive import Capture
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.sources import RequestSpec
 
 API = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"

@@ -1,14 +1,14 @@
 """Crusoe: the public cloud pricing page (per GPU-hour)."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="crusoe",
     name="Crusoe",
     kind="gpu_cloud",
     supply="own",
-    source="spiders.providers.crusoe.source",
-    parser="spiders.providers.crusoe.parser",
+    source="gpuprices.spiders.providers.crusoe.source",
+    parser="gpuprices.spiders.providers.crusoe.parser",
     wayback_urls=(
         "https://www.crusoe.ai/cloud/pricing",  # late 2025+ cards
         "https://crusoe.ai/cloud/pricing",  # to mid-2025 table (same CDX key as www.)

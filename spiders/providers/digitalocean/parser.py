@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import el_text, html_tree, parse_price
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import el_text, html_tree, parse_price
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "digitalocean"
 

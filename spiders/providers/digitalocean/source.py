@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 PRICING_URL = "https://docs.digitalocean.com/products/droplets/details/pricing/"
 

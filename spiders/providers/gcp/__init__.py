@@ -1,17 +1,18 @@
 """Google Cloud: the GPU pricing page, or the Cloud Billing Catalog API with a key
 (docs/azure-gcp.md)."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="gcp",
     name="Google Cloud",
     kind="hyperscaler",
     supply="own",
-    source="spiders.providers.gcp.source",
-    parser="spiders.providers.gcp.parser",
-    parser_helpers=("spiders.providers.gcp.billing", "spiders.providers.gcp.machines"),
-    history="spiders.providers.gcp.history",
+    source="gpuprices.spiders.providers.gcp.source",
+    parser="gpuprices.spiders.providers.gcp.parser",
+    parser_helpers=("gpuprices.spiders.providers.gcp.billing",
+                    "gpuprices.spiders.providers.gcp.machines"),
+    history="gpuprices.spiders.providers.gcp.history",
     tables=("machines.csv",),  # machine type -> GPU model, count, memory
     wayback_urls=(
         # Server-rendered tables (us-central1 by default; the region picker is client-side).

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spiders.parsers import ParseError
-from spiders.providers.gcp.machines import Machine, machines
-from warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.providers.gcp.machines import Machine, machines
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 
 HOURS_PER_MONTH = 730  # Google's monthly estimates use 730 h (cloud.google.com pricing FAQ)
 

@@ -3,8 +3,8 @@
 Each `<date>.csv` is our filtered export of Cyclenerd/google-cloud-pricing-cost-calculator
 `pricing.yml` at the commit of that date (the file's own 'generated' date): GPU machine types x
 region, machine totals the maintainer summed from Billing Catalog SKUs. One capture per file, URL
-naming pricing.yml at that commit, origin noted; spiders.providers.gcp.parser reads the body as
-derived history (extra["derived"] = True, source "history").
+naming pricing.yml at that commit, origin noted; gpuprices.spiders.providers.gcp.parser reads the
+body as derived history (extra["derived"] = True, source "history").
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from spiders.archive import Capture
+from gpuprices.spiders.archive import Capture
 
 REPO = "Cyclenerd/google-cloud-pricing-cost-calculator"
 # pricing.yml commit per export date (tests/fixtures/SOURCES.md, history/gcp line).

@@ -30,11 +30,11 @@ from typing import Any
 
 from parsel import Selector
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, looks_like_html, skip_unpriced
-from spiders.providers.gcp.billing import HOURS_PER_MONTH, parse_billing
-from spiders.providers.gcp.machines import machines
-from warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json, looks_like_html, skip_unpriced
+from gpuprices.spiders.providers.gcp.billing import HOURS_PER_MONTH, parse_billing
+from gpuprices.spiders.providers.gcp.machines import machines
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 
 DEFAULT_REGION = "us-central1"
 _MACHINE = re.compile(r"^[a-z][a-z0-9]*-[a-z]+-\d+g?$")

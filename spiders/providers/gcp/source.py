@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from spiders.archive import Capture
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.sources import RequestSpec
 
 PAGE = "https://cloud.google.com/compute/gpus-pricing"
 SKUS = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"

@@ -1,6 +1,6 @@
 """Hyperbolic: the anonymous on-demand rental-options API, a marketplace of suppliers' machines."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="hyperbolic",
@@ -11,8 +11,8 @@ PROVIDER = Provider(
     # ../shared/PROVIDERS_MORE.md, Hyperbolic), and one GPU model is offered at different
     # prices by region and machine.
     supply="marketplace",
-    source="spiders.providers.hyperbolic.source",
-    parser="spiders.providers.hyperbolic.parser",
+    source="gpuprices.spiders.providers.hyperbolic.source",
+    parser="gpuprices.spiders.providers.hyperbolic.parser",
     wayback_urls=(
         "https://app.hyperbolic.ai/rent",  # the logged-out GPU page that calls the API
         "https://hyperbolic.ai/pricing",

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from spiders import marketplace
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders import marketplace
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json, parse_price
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "hyperbolic"
 CENTS_PER_USD = 100

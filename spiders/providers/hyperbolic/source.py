@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 RENTAL_OPTIONS_URL = "https://api.hyperbolic.ai/v2/alpha/on-demand/rental-options"
 

@@ -1,6 +1,6 @@
 """Hyperstack: the public GPU pricing page (USD per GPU-hour; on-demand, reservation, spot)."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="hyperstack",
@@ -10,8 +10,8 @@ PROVIDER = Provider(
     # European and North American data centres (hyperstack.cloud, "About": operated by
     # NexGen Cloud), one price list; not a marketplace.
     supply="own",
-    source="spiders.providers.hyperstack.source",
-    parser="spiders.providers.hyperstack.parser",
+    source="gpuprices.spiders.providers.hyperstack.source",
+    parser="gpuprices.spiders.providers.hyperstack.parser",
     wayback_urls=(
         "https://www.hyperstack.cloud/gpu-pricing",
         "https://www.hyperstack.cloud/pricing",

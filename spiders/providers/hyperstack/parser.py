@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from parsel import Selector
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, parse_price
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import decode_html, parse_price
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "hyperstack"
 

@@ -1,15 +1,15 @@
 """Lambda: the public pricing page. (`lambda` is a Python keyword: this package is imported with
-`importlib.import_module("spiders.providers.lambda")`, as the registry does.)"""
+`importlib.import_module("gpuprices.spiders.providers.lambda")`, as the registry does.)"""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="lambda",
     name="Lambda",
     kind="gpu_cloud",
     supply="own",
-    source="spiders.providers.lambda.source",
-    parser="spiders.providers.lambda.parser",
+    source="gpuprices.spiders.providers.lambda.source",
+    parser="gpuprices.spiders.providers.lambda.parser",
     # Each row prices one instance shape (1x..8x), so no per-GPU node shapes are needed.
     wayback_urls=(
         "https://lambda.ai/pricing",  # 2025+ (tabs per GPU count)

@@ -19,9 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from spiders.parsers._util import el_text, parse_price
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers._util import el_text, parse_price
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 _SIZE = re.compile(r"^\s*(\d+)\s*\+?\s*$")
 _VENDOR = re.compile(r"^\s*NVIDIA\s+", re.I)

@@ -1,7 +1,7 @@
 """Lambda: the public pricing page, in the two layouts of the captures.
 
 (The package is named for the provider id; ``lambda`` is a Python keyword, so it is imported with
-``importlib.import_module("spiders.providers.lambda.parser")``, as ``parser_for`` does.)
+``importlib.import_module("gpuprices.spiders.providers.lambda.parser")``, as ``parser_for`` does.)
 
 Layouts, chosen by what the page holds:
 
@@ -30,10 +30,10 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, parse_price, skip_unpriced
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import decode_html, el_text, parse_price, skip_unpriced
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 from .clusters import cluster_offers
 

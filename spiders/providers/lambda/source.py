@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 # Current home of the price table; earlier captures are at
 # https://lambdalabs.com/service/gpu-cloud (2024), reached through the Wayback backfill.

@@ -1,14 +1,14 @@
 """Nebius: the public prices page (per GPU-hour)."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="nebius",
     name="Nebius",
     kind="gpu_cloud",
     supply="own",
-    source="spiders.providers.nebius.source",
-    parser="spiders.providers.nebius.parser",
+    source="gpuprices.spiders.providers.nebius.source",
+    parser="gpuprices.spiders.providers.nebius.parser",
     wayback_urls=(
         "https://nebius.com/prices",  # 2024 cards + instance table; 2025-26 per-GPU tables
     ),

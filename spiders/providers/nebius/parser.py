@@ -34,10 +34,10 @@ import re
 
 from parsel import Selector
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, parse_price, skip_unpriced
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import decode_html, parse_price, skip_unpriced
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "nebius"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 PRICES_URL = "https://nebius.com/prices"
 

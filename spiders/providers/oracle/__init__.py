@@ -1,6 +1,6 @@
 """Oracle Cloud Infrastructure: the keyless price-list API behind oracle.com's compute pricing."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="oracle",
@@ -9,8 +9,8 @@ PROVIDER = Provider(
     # OCI runs its own regions ("Oracle Cloud Infrastructure ... regions", oracle.com/cloud/
     # public-cloud-regions) and prices GPUs on its own list.
     supply="own",
-    source="spiders.providers.oracle.source",
-    parser="spiders.providers.oracle.parser",
+    source="gpuprices.spiders.providers.oracle.source",
+    parser="gpuprices.spiders.providers.oracle.parser",
     tables=("chips.csv",),
     wayback_urls=(
         "https://www.oracle.com/cloud/compute/pricing/",  # page cells are filled from the API

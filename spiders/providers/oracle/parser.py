@@ -28,10 +28,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json, parse_price
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "oracle"
 GPU_METRIC = "GPU Per Hour"

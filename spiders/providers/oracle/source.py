@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"
 

@@ -1,6 +1,6 @@
 """Runpod: GraphQL API and the public pricing page (per GPU-hour)."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="runpod",
@@ -10,8 +10,8 @@ PROVIDER = Provider(
     # Community Cloud on vetted individual hosts, both under Runpod's one price list
     # (https://docs.runpod.io/pods/choose-a-pod, "Secure Cloud vs Community Cloud").
     supply="reseller",
-    source="spiders.providers.runpod.source",
-    parser="spiders.providers.runpod.parser",
+    source="gpuprices.spiders.providers.runpod.source",
+    parser="gpuprices.spiders.providers.runpod.parser",
     wayback_urls=(
         "https://www.runpod.io/pricing",  # 2025+ (Webflow attributes, then JSON-LD)
         "https://www.runpod.io/gpu-instance/pricing",  # 2023-24 (Next.js __NEXT_DATA__)

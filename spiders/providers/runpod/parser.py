@@ -37,10 +37,10 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, load_json, parse_price, skip_unpriced
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu, gpu_models
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import decode_html, load_json, parse_price, skip_unpriced
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu, gpu_models
 
 PROVIDER = "runpod"
 

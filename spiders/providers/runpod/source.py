@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
-from spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 PRICING_URL = "https://www.runpod.io/pricing"

@@ -1,6 +1,6 @@
 """Scaleway: the keyless Instance API product catalog (EUR per node-hour)."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="scaleway",
@@ -9,8 +9,8 @@ PROVIDER = Provider(
     # Scaleway (Iliad group) runs its own data centres in the Paris region and rents its own
     # Instance types from one price list (scaleway.com, "Data centers"; Instance API catalog).
     supply="own",
-    source="spiders.providers.scaleway.source",
-    parser="spiders.providers.scaleway.parser",
+    source="gpuprices.spiders.providers.scaleway.source",
+    parser="gpuprices.spiders.providers.scaleway.parser",
     wayback_urls=(
         "https://www.scaleway.com/en/pricing/gpu/",
         "https://www.scaleway.com/en/pricing/",

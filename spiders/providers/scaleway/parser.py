@@ -24,10 +24,10 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json, parse_price
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "scaleway"
 CURRENCY = "EUR"

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from spiders.archive import Capture
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.sources import RequestSpec
 
 ZONE = "fr-par-2"
 BASE = f"https://api.scaleway.com/instance/v1/zones/{ZONE}/products/servers"

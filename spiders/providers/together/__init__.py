@@ -1,6 +1,6 @@
 """Together AI: the GPU Clusters prices on the public pricing page (USD per GPU-hour)."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="together",
@@ -10,8 +10,8 @@ PROVIDER = Provider(
     # hardware it deploys and runs in colocation data centres, as Lambda does) and sells them
     # under its own price list, one price per GPU model and term: not a marketplace of hosts.
     supply="own",
-    source="spiders.providers.together.source",
-    parser="spiders.providers.together.parser",
+    source="gpuprices.spiders.providers.together.source",
+    parser="gpuprices.spiders.providers.together.parser",
     wayback_urls=(
         "https://www.together.ai/pricing",
         "https://www.together.ai/gpu-clusters",

@@ -24,10 +24,10 @@ from typing import Any
 
 from lxml import html as lxml_html
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html, el_text, parse_price, skip_unpriced
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import decode_html, el_text, parse_price, skip_unpriced
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "together"
 START, END = 'id="gpu-clusters"', 'id="sandbox"'

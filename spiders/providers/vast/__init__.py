@@ -1,6 +1,6 @@
 """Vast.ai: the public offer search (bundles API), a marketplace of independent hosts."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="vast",
@@ -9,8 +9,8 @@ PROVIDER = Provider(
     # "Vast.ai is a marketplace for renting GPU compute": hosts list their own machines at their
     # own prices (docs.vast.ai, "Overview" and "Hosting > Overview").
     supply="marketplace",
-    source="spiders.providers.vast.source",
-    parser="spiders.providers.vast.parser",
+    source="gpuprices.spiders.providers.vast.source",
+    parser="gpuprices.spiders.providers.vast.parser",
     wayback_urls=(
         # The offer list is an API answer rendered by the console; the Wayback Machine holds the
         # console's shell and the public pricing page, not the book.

@@ -18,8 +18,8 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qs, quote, urlsplit
 
-from spiders.archive import Capture
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.sources import RequestSpec
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 # Offers asked for per page, as the recording project asked (PROVIDERS_MORE.md, Vast.ai; the

@@ -1,6 +1,6 @@
 """Verda (formerly DataCrunch): the pricing page's JSON-LD offers (USD per N-GPU unit)."""
 
-from spiders.registry import NodeShapes, Provider
+from gpuprices.spiders.registry import NodeShapes, Provider
 
 PROVIDER = Provider(
     id="verda",
@@ -9,8 +9,8 @@ PROVIDER = Provider(
     # Verda (DataCrunch until 2025) owns and runs its GPU clusters in Nordic data centres and sells
     # them under one price list (verda.com, company and data-centre pages); not a marketplace.
     supply="own",
-    source="spiders.providers.verda.source",
-    parser="spiders.providers.verda.parser",
+    source="gpuprices.spiders.providers.verda.source",
+    parser="gpuprices.spiders.providers.verda.parser",
     wayback_urls=(
         "https://verda.com/pricing",  # 2026 (renamed from DataCrunch; JSON-LD offers)
         "https://datacrunch.io/products",  # DataCrunch's former price list

@@ -27,10 +27,10 @@ import json
 import re
 from typing import Any
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import decode_html
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import decode_html
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "verda"
 

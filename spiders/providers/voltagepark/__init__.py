@@ -1,7 +1,7 @@
 """Voltage Park: the dashboard's keyless API (bare-metal locations per GPU-hour, VM presets per
 instance-hour)."""
 
-from spiders.registry import Provider
+from gpuprices.spiders.registry import Provider
 
 PROVIDER = Provider(
     id="voltagepark",
@@ -10,8 +10,8 @@ PROVIDER = Provider(
     # Voltage Park owns its H100 fleet (voltagepark.com: "24,000+ NVIDIA H100 GPUs" in its own
     # data-centre deployments) and rents it under one price list; not a marketplace.
     supply="own",
-    source="spiders.providers.voltagepark.source",
-    parser="spiders.providers.voltagepark.parser",
+    source="gpuprices.spiders.providers.voltagepark.source",
+    parser="gpuprices.spiders.providers.voltagepark.parser",
     # Rows price whole nodes and VMs (8-GPU bare-metal nodes, 1/2/4/8-GPU presets): no shapes.
     wayback_urls=(
         "https://cloud-api.voltagepark.com/api/v1/bare-metal/locations",

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from spiders.parsers import ParseError
-from spiders.parsers._util import load_json, parse_price, skip_unpriced
-from warehouse.contract import CaptureMeta, Offer, make_offer
-from warehouse.gpus import canonical_gpu
+from gpuprices.spiders.parsers import ParseError
+from gpuprices.spiders.parsers._util import load_json, parse_price, skip_unpriced
+from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
+from gpuprices.warehouse.gpus import canonical_gpu
 
 PROVIDER = "voltagepark"
 NETWORKS = ("ethernet", "infiniband")

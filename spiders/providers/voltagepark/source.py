@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
-from spiders.archive import Capture
-from spiders.sources import RequestSpec
+from gpuprices.spiders.archive import Capture
+from gpuprices.spiders.sources import RequestSpec
 
 API = "https://cloud-api.voltagepark.com/api/v1"
 LOCATIONS_URL = f"{API}/bare-metal/locations"

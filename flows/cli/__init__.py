@@ -1,0 +1,1 @@
+"""The `gpuprices` command line: `main` builds the app, one module per command group."""

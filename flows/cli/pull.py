@@ -1,0 +1,44 @@
+"""`gpuprices pull`: the latest warehouse the team published (flows/ops/publishing.py) fetched
+for local `sql` and `report`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpuprices.flows.cli.options import DataDir
+from gpuprices.flows.config import settings_from
+from gpuprices.flows.ops.publishing import PUBLISH_ENV, publish_location
+from gpuprices.flows.redaction import redact
+from gpuprices.warehouse import publish
+
+
+def pull(
+    to: Annotated[Path | None, typer.Option(
+        "--to", help="Where to put it. Default: the data folder's warehouse.duckdb")] = None,
+    source: Annotated[str | None, typer.Option(
+        "--from", help=f"s3://bucket/prefix it was published to. Default: ${PUBLISH_ENV}")]
+    = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Fetch the latest published warehouse (checked against its SHA-256, renamed into place
+    whole) for local `gpuprices sql` and `gpuprices report`."""
+    where = publish_location(source)
+    if where is None:
+        raise typer.BadParameter(f"no store to pull from: pass --from s3://bucket/prefix or set "
+                                 f"{PUBLISH_ENV}")
+    dest = to or settings_from(data_dir).ensure().db_path
+    try:
+        got = publish.pull(where, dest)
+    except OSError as exc:
+        print(redact(f"error: {exc}"), file=sys.stderr)
+        raise typer.Exit(1) from None
+    print(f"{got['path']}: {got['url']} published {got['published_at']}, "
+          f"{got['size'] / 1e6:,.1f} MB, SHA-256 {got['sha256'][:12]}... checked")
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(pull)

@@ -1,0 +1,333 @@
+"""`size` and `rank`: the sizing engine on the command line.
+
+`app` is a standalone Typer app; `register(app)` adds the same two commands to another app
+(the main `gpuprices` CLI).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from gpuprices.flows.cli.options import DataDir
+from gpuprices.flows.cli.rank_inputs import (
+    WorkloadFile,
+    console,
+    currency_option,
+    data_dir_of,
+    date_option,
+    err,
+    fail,
+    fx_missing,
+    jsonable,
+    load_workloads,
+    money,
+    offers_or_exit,
+    read_measurements,
+)
+from gpuprices.flows.gpu_names import unknown_gpu
+from gpuprices.sizing import measured as meas
+from gpuprices.sizing import parallel, switches
+from gpuprices.sizing import trace as trace_engine
+from gpuprices.sizing.compat import check as compat_check
+from gpuprices.sizing.fit import verdict as fit_verdict
+from gpuprices.sizing.frameworks import profile
+from gpuprices.sizing.memory import estimate_memory
+from gpuprices.sizing.rank import rank as rank_offers
+from gpuprices.sizing.rank_row import RankRow
+from gpuprices.sizing.throughput import efficiency_assumed_note, estimate_throughput
+from gpuprices.sizing.workload import Workload
+from gpuprices.spiders import registry
+from gpuprices.warehouse.gpus import gpu_models
+
+SIZE_VERDICTS = {
+    "fits": "FITS",
+    "tight": "TIGHT (the estimate fits, the estimator's error margin does not)",
+    "no": "DOES NOT FIT",
+}
+# When neither --gpu nor the workload names one: the most widely offered training GPU.
+DEFAULT_GPU = "H100-SXM-80GB"
+GPUS_PER_NODE = 8  # HGX / DGX boards hold 8 GPUs (NVIDIA HGX spec)
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                  help="Memory, time and cost per successful checkpoint of training workloads.")
+def _finite(x: float) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> dict[str, Any]:
+    """One workload on one GPU model x count: the `size` JSON object."""
+    model = gpu or w.gpu or DEFAULT_GPU
+    spec = gpu_models()[model]
+    n = gpus or w.gpus or 1
+    per_node = min(n, GPUS_PER_NODE)
+    nodes = math.ceil(n / per_node)
+    mem = estimate_memory(w, gpu=model, gpus=n, capacity_gb=spec.memory_gb)
+    tp = estimate_throughput(w, spec, per_node, nodes)
+    return {
+        "name": w.name,
+        "gpu": model,
+        "gpus": n,
+        "per_gpu_gb": round(mem.per_gpu_gb, 2),
+        "required_gb": round(mem.required_gb, 2),
+        "capacity_gb": spec.memory_gb,
+        "margin": mem.margin,
+        # the estimator's measured error (sizing/fit_margin.csv) or the workload's own
+        "margin_source": "measured" if mem.margin_measured else "workload",
+        "verdict": mem.verdict,
+        "fits": mem.verdict != "no",
+        "headroom_gb": round(mem.headroom_gb, 2),
+        "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
+        "tokens_per_s": round(tp.tokens_per_s, 1),
+        "hours": _finite(round(tp.hours, 3)),
+        "hfu": tp.hfu,
+        "efficiency_class": tp.efficiency_class,
+        "efficiency_assumed": tp.efficiency_assumed,
+        "efficiency_source": tp.hfu_source,
+        "model": {"name": w.arch.name, "params_b": w.arch.params_b,
+                  "inferred_fields": list(w.arch.inferred)},
+        "method": w.method, "precision": w.precision, "framework": w.framework,
+        "parallel": parallel.layout_dict(w, n, per_node),  # tp / pp / cp / dp, its name
+        "switches": switches.switches_dict(w, profile(w.framework)),
+        # Whether the software the workload needs runs on this card (sizing/compat.py).
+        "compatibility": compat_check(w, spec).as_dict(),
+        "notes": mem.notes + tp.notes + (
+            [efficiency_assumed_note(tp)] if tp.efficiency_assumed else []),
+    }
+
+
+def size(
+    workload_file: WorkloadFile,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="Canonical GPU model")] = None,
+    gpus: Annotated[int | None, typer.Option("--gpus", min=1, help="GPU count")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    data_dir: DataDir = None,  # no prices: only the measured results (`gpuprices record`)
+    engine: Annotated[str, typer.Option(
+        "--engine", help="closed-form (default) or trace: also trace one training step on the "
+                         "CPU (needs gpuprices[trace])")] = "closed-form",
+) -> None:
+    """Memory per GPU with its breakdown, its verdict (fits / tight / no), tokens/s and hours
+    for each workload."""
+    if gpu and gpu not in gpu_models():
+        err.print(f"[red]error:[/red] --gpu {escape(unknown_gpu(gpu))}")
+        raise typer.Exit(2)
+    if engine not in ("closed-form", "trace"):
+        raise fail(f"--engine must be closed-form or trace, got {escape(engine)}")
+    if engine == "trace" and not trace_engine.available():
+        raise fail(escape(trace_engine.EXTRA_HINT))
+    workloads = load_workloads(workload_file)
+    results = [size_one(w, gpu, gpus) for w in workloads]
+    measured = read_measurements(data_dir_of(data_dir) / "warehouse.duckdb")
+    for w, r in zip(workloads, results, strict=True):
+        r["measured"] = meas.beside_estimate(measured, r["gpu"], w.name,
+                                             lambda n, w=w, g=r["gpu"]: _estimate_on(w, g, n))
+    if engine == "trace":
+        for w, r in zip(workloads, results, strict=True):
+            r["trace"] = trace_one(w, r)
+    if as_json:
+        typer.echo(json.dumps(results, indent=2))
+        return
+    for r in results:
+        t = Table(title=f"{r['name']}: {r['gpus']} x {r['gpu']}, "
+                        f"{r['parallel']['description']} — {SIZE_VERDICTS[r['verdict']]}")
+        t.add_column("term")
+        t.add_column("GB per GPU", justify="right")
+        for k, v in r["breakdown"].items():
+            t.add_row(k, f"{v:.2f}")
+        t.add_row("total", f"{r['per_gpu_gb']:.2f}")
+        t.add_row(f"+ {r['margin']:.1%} margin ({r['margin_source']})",
+                  f"{r['required_gb']:.2f}")
+        t.add_row("capacity", f"{r['capacity_gb']:g}")
+        console.print(t)
+        hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
+        assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
+        console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
+        runs = r["compatibility"]
+        console.print(f"  compatibility on {r['gpu']}: {runs['verdict']}", highlight=False)
+        for reason in runs["reasons"]:
+            console.print(f"    {escape(reason)}", highlight=False)
+        for note in r["notes"]:
+            console.print(f"  - {note}", highlight=False)
+        for m in r["measured"]:
+            console.print(f"  measured on {m['provider']} {m['sku']} ({m['measured_on']}): "
+                          f"{m['tokens_per_s']:,.0f} tokens/s on {m['gpus']} GPU(s); the "
+                          f"estimate {m['estimate_tokens_per_s']:,.0f} is "
+                          f"{m['estimate_error']:+.0%} against it", highlight=False)
+        if "trace" in r:
+            _print_trace(r)
+
+
+def _estimate_on(w: Workload, gpu: str, n: int) -> float:
+    """The estimated tokens/s of `w` on `n` GPUs of `gpu` in 8-GPU nodes, as size_one."""
+    per_node = min(n, GPUS_PER_NODE)
+    return estimate_throughput(w, gpu_models()[gpu], per_node, math.ceil(n / per_node)
+                               ).tokens_per_s
+
+
+def trace_one(w: Workload, r: dict[str, Any]) -> dict[str, Any]:
+    """The trace engine's estimate beside the closed-form one in `r` (a size_one object)."""
+    why = trace_engine.unsupported(w, r["gpus"])
+    if why:
+        return {"supported": False, "reason": why}
+    t = trace_engine.trace(w)
+    per_gpu = t.per_gpu_gb
+    return {"supported": True, "per_gpu_gb": round(per_gpu, 2),
+            "allocated_gb": round(t.allocated_gb, 2),
+            "verdict": fit_verdict(per_gpu, r["capacity_gb"], r["margin"]),
+            "difference_gb": round(per_gpu - r["per_gpu_gb"], 2),
+            "difference_pct": round((per_gpu / r["per_gpu_gb"] - 1) * 100, 1),
+            "peak_breakdown_gb": {k: round(v / 1e9, 3) for k, v in t.peak_breakdown.items()},
+            "seconds": round(t.seconds, 1)}
+
+
+def _print_trace(r: dict[str, Any]) -> None:
+    tr = r["trace"]
+    if not tr["supported"]:
+        console.print(f"  trace engine: not traced: {escape(tr['reason'])}", highlight=False)
+        return
+    console.print(
+        f"  trace engine: {tr['per_gpu_gb']:.2f} GB per GPU (traced peak {tr['allocated_gb']:.2f}"
+        f" + CUDA context) — {SIZE_VERDICTS[tr['verdict']]}; closed form {r['per_gpu_gb']:.2f}"
+        f" GB, difference {tr['difference_gb']:+.2f} GB ({tr['difference_pct']:+.1f}%),"
+        f" traced in {tr['seconds']:.0f} s", highlight=False)
+
+
+CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
+
+
+def _age(r: RankRow) -> str:
+    if r.snapshot_date is None:
+        return "?"
+    return f"{r.snapshot_date} ({r.age_days} d)" if r.age_days is not None else str(
+        r.snapshot_date)
+
+
+def _verdict(r: RankRow) -> str:
+    """The ranking verdict, with the fit verdict when it is a risk (tight)."""
+    return f"{r.verdict} (tight)" if r.fit_verdict == "tight" else r.verdict
+
+
+def speed(r: RankRow) -> str:
+    """tokens/s the row's hours follow: the measured figure beside the estimate where
+    `gpuprices record` holds one (sizing/measured.py), else the estimate."""
+    if r.measured_tokens_per_s is None:
+        return f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—"
+    return (f"measured {r.measured_tokens_per_s:,.0f} (estimate {r.estimated_tokens_per_s:,.0f},"
+            f" {r.estimate_error:+.0%})")
+
+
+def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool = True) -> Table:
+    t = Table(title=title)
+    for col in ("#" if numbered else "choice", "offer", "snapshot (age)", "GPUs",
+                "price/h per node", "tokens/s", "hours", "to finish", "per successful ckpt",
+                "marginal ckpt", "exp. preemptions", "verdict", "why"):
+        t.add_column(col)
+    for i, r in enumerate(rows, 1):
+        used = f" (uses {r.gpus})" if r.gpus and r.gpus < r.nodes * r.gpus_per_node else ""
+        t.add_row(str(i) if numbered else CHOICE_LABELS.get(r.choice or "", ""),
+                  f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}", _age(r),
+                  f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}{used}",
+                  money(r.price_per_hour, currency), speed(r),
+                  f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
+                  money(r.cost_to_finish, currency), money(r.cost_per_checkpoint, currency),
+                  money(r.marginal_checkpoint_cost, currency),
+                  f"{r.expected_preemptions:.2f}", _verdict(r), "; ".join(r.reasons),
+                  style="bold" if r.choice and numbered else None)
+    return t
+
+
+def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> None:
+    """The three choices side by side, the top offers, and what is not recommended apart."""
+    picks = {r.choice: r for r in rows if r.choice}
+    chosen = [picks[c] for c in CHOICE_LABELS if c in picks]
+    missing = [CHOICE_LABELS[c] for c in CHOICE_LABELS if c not in picks]
+    console.print(_rank_table(f"{name}: the best firm offer of each kind", chosen, currency,
+                              numbered=False))
+    if missing:
+        console.print(f"  no firm, fitting {', '.join(missing)} offer", highlight=False)
+    ok = [r for r in rows if r.verdict == "ok"][:top]
+    console.print(_rank_table(f"{name}: cheapest per successful checkpoint", ok, currency))
+    apart = [r for r in rows if r.verdict in ("stale", "not_firm")][:top]
+    if apart:
+        console.print(_rank_table(f"{name}: not recommended (stale or not a firm price)", apart,
+                                  currency))
+    rest = [r for r in rows if r.verdict not in ("ok", "stale", "not_firm")]
+    if rest and len(ok) < top:
+        console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
+                                  rest, currency))
+
+
+def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False
+              ) -> list[dict[str, Any]]:
+    """The --json list: one object per ranked row, with the as-of date (reasons as a list).
+    Prices that are never recommended (stale, not firm), whatever else their verdict, only with
+    `set_apart`: a plain `rank --json` holds nothing stale and no placeholder or "from" price."""
+    out = []
+    for rows in ranked.values():
+        for r in rows:
+            if (r.stale or not r.firm) and not set_apart:
+                continue
+            d = jsonable(r.as_dict())
+            d.pop("reason", None)
+            out.append({"as_of": str(day), **d})
+    return out
+
+
+def rank(
+    workload_file: WorkloadFile,
+    date: Annotated[str | None, typer.Option(
+        "--date", help="As of YYYY-MM-DD: each provider's latest snapshot on or before it "
+                       "(default: the newest snapshot date)")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows per workload")] = 10,
+    currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
+    data_dir: DataDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    max_age_days: Annotated[int | None, typer.Option(
+        "--max-age-days", min=0,
+        help="A provider's latest snapshot older than this on the day is stale (is_stale): "
+             "never recommended. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
+    set_apart: Annotated[bool, typer.Option(
+        "--set-apart", help="With --json: also list the stale and not-firm prices (verdict "
+                            "stale / not_firm), which are never recommended.")] = False,
+) -> None:
+    """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
+    model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
+    on-demand, spot and committed offer of each workload side by side."""
+    currency = currency_option(currency)
+    day = date_option(date)
+    workloads = load_workloads(workload_file)
+    db_path = data_dir_of(data_dir) / "warehouse.duckdb"
+    day, offers, usd_factor = offers_or_exit(db_path, day, currency, max_age_days)
+    missing = fx_missing(offers, usd_factor)
+    ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
+                         top=top, node_shapes=registry.node_shapes(),
+                         measurements=read_measurements(db_path))
+    if missing:
+        (err if as_json else console).print(
+            f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: offers priced "
+            f"in them cannot be shown in {currency}[/yellow]")
+    if as_json:
+        typer.echo(json.dumps(json_rows(ranked, day, set_apart), indent=2, default=str))
+        return
+    console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
+                  f"currency {currency}")
+    for name, rows in ranked.items():
+        _print_workload(name, rows, top, currency)
+
+
+def register(target: typer.Typer) -> None:
+    """Add `size` and `rank` to another Typer app (the main gpuprices CLI)."""
+    target.command("size")(size)
+    target.command("rank")(rank)
+
+
+register(app)
+
+if __name__ == "__main__":
+    app()

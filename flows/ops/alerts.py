@@ -1,0 +1,311 @@
+"""The run summary (Markdown, one file per run) and webhook alerts (Slack-compatible JSON).
+
+Every run writes <data_dir>/runs/<run_id>.md: providers, rows, failures (a failed provider keeps
+serving its last good snapshot, shown as stale with its age), quarantined rows by reason,
+degraded providers, unmapped GPU names and the largest price moves.
+
+When GPUPRICES_WEBHOOK_URL is set, failures, degraded providers and price moves of at least
+GPUPRICES_ALERT_MOVE_PCT percent (default 20) are POSTed as {"text": ..., "blocks": [...]}.
+The webhook URL is a credential (Slack's carries its token in the path): it and every value of
+an environment variable named like a key, token, secret or password are removed from anything we
+write or print (`redact`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import json
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpuprices.flows.config import Settings
+from gpuprices.flows.ops import deadline_post
+from gpuprices.flows.pipeline import gates
+from gpuprices.flows.pipeline.results import DayResult, NotRun
+from gpuprices.flows.redaction import WEBHOOK_ENV, redact
+
+MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
+DEFAULT_MOVE_PCT = 20.0
+WEBHOOK_TIMEOUT_S = 10  # the whole post, not each read
+WEBHOOK_TIMEOUT_ENV = "GPUPRICES_WEBHOOK_TIMEOUT_S"
+# Slack rejects a section text over 3000 characters and a message over 50 blocks.
+_BLOCK_CHARS = 2900
+_MAX_BLOCKS = 45
+
+
+def md_cell(text: object) -> str:
+    """Provider text made safe inside a Markdown table cell: no row breaks, no column breaks,
+    no raw HTML."""
+    s = redact(str(text))
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return " ".join(s.split())
+
+
+def move_threshold_pct() -> float:
+    try:
+        return float(os.environ.get(MOVE_PCT_ENV, DEFAULT_MOVE_PCT))
+    except ValueError:
+        return DEFAULT_MOVE_PCT
+
+
+def _status(r: DayResult) -> str:
+    if r.status == "failed" and r.stale_since is not None:
+        return f"stale (failed; serving {r.stale_since}, {r.stale_days} days old)"
+    if r.caught_up:
+        return f"{r.status} (caught up: an earlier run wrote it, this one loaded it)"
+    return r.status
+
+
+def _moves(results: Iterable[DayResult]) -> list[tuple[str, gates.Move]]:
+    return [(r.provider, m) for r in results for m in r.moves]
+
+
+def _summary_head(run_id: str, results: list[DayResult]) -> list[str]:
+    now = dt.datetime.now(dt.UTC)
+    failed = sum(r.status == "failed" for r in results)
+    degraded = sum(r.status == "degraded" for r in results)
+    total_q = sum(r.quarantined for r in results)
+    return [f"# gpuprices run {md_cell(run_id)}", "",
+            f"Written {now:%Y-%m-%d %H:%M:%SZ}.", "",
+            f"**{len(results)} provider-days: {sum(r.rows for r in results)} rows loaded, "
+            f"{failed} failed, {degraded} degraded, {total_q} rows quarantined.**"]
+
+
+def _providers_section(results: list[DayResult], others: Iterable[NotRun] = ()) -> list[str]:
+    lines = ["", "## Providers", "",
+             "| provider | snapshot | status | rows | quarantined | captures | problem |",
+             "|---|---|---|---:|---:|---:|---|"]
+    for r in results:
+        problem = r.errors[0] + (f" (+{len(r.errors) - 1} more)" if len(r.errors) > 1 else "") \
+            if r.errors else ""
+        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date or '-'} | "
+                     f"{md_cell(_status(r))} | {r.rows} | {r.quarantined} | {r.captures} | "
+                     f"{md_cell(problem)} |")
+    for o in others:  # configured but not read by this run: listed, never left out
+        serving = (f"serving {o.last_good}, {o.age_days} days old" if o.last_good
+                   else "no snapshot loaded")
+        lines.append(f"| {md_cell(o.provider)} | - | {md_cell(o.describe())} | 0 | 0 | 0 | "
+                     f"not in this run; {serving} |")
+    return lines
+
+
+def _failures_section(results: list[DayResult]) -> list[str]:
+    failed = [r for r in results if r.status == "failed"]
+    if not failed:
+        return []
+    lines = ["", "## Failures", ""]
+    for r in failed:
+        stale = (f" Still serving its {r.stale_since} snapshot ({r.stale_days} days old)."
+                 if r.stale_since else " No earlier snapshot to serve.")
+        lines.append(f"- **{md_cell(r.provider)}** {r.snapshot_date or ''}:{stale}")
+        lines += [f"  - {md_cell(e)}" for e in r.errors]
+    return lines
+
+
+def _degraded_section(results: list[DayResult]) -> list[str]:
+    degraded = [r for r in results if r.status == "degraded"]
+    if not degraded:
+        return []
+    return ["", "## Degraded", ""] + [
+        f"- **{md_cell(r.provider)}** {r.snapshot_date}: " + md_cell(r.degraded or r.message)
+        for r in degraded]
+
+
+def _reasons_section(title: str, intro: str, rows: list[tuple[DayResult, int, str]]
+                     ) -> list[str]:
+    """A section of one line per provider-day: how many rows, and why."""
+    if not rows:
+        return []
+    lines = ["", f"## {title}", "", intro, "",
+             "| provider | snapshot | rows | reasons |", "|---|---|---:|---|"]
+    for r, n, reasons in rows:
+        lines.append(f"| {md_cell(r.provider)} | {r.snapshot_date} | {n} | {md_cell(reasons)} |")
+    return lines
+
+
+def _quarantine_section(results: list[DayResult]) -> list[str]:
+    return _reasons_section(
+        "Quarantined rows",
+        "Review with `gpuprices quarantine list --date D`; load reviewed rows with "
+        "`gpuprices quarantine release --date D --provider P [--reason-like TEXT]`.",
+        [(r, r.quarantined,
+          ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items())))
+         for r in results if r.quarantined])
+
+
+def _skipped_section(results: list[DayResult], n_reasons: int = 8) -> list[str]:
+    rows = []
+    for r in results:
+        top = sorted(r.skipped.items(), key=lambda kv: (-kv[1], kv[0]))
+        more = f" (+{len(top) - n_reasons} more reasons)" if len(top) > n_reasons else ""
+        text = ", ".join(f"{k}: {v}" for k, v in top[:n_reasons]) + more
+        if top:
+            rows.append((r, sum(r.skipped.values()), text))
+    return _reasons_section(
+        "Rows the parsers passed over",
+        "Rows of a page that named an instance but no readable price (or were cut short); "
+        "'Contact sales' is routine, a price given as 'N/A' in an API is not.", rows)
+
+
+def _unmapped_section(results: list[DayResult]) -> list[str]:
+    unmapped: dict[str, set[str]] = {}
+    for r in results:
+        unmapped.setdefault(r.provider, set()).update(r.unmapped)
+    if not any(unmapped.values()):
+        return []
+    return ["", "## Unmapped GPU names", "",
+            "Rows quarantined until warehouse/gpu_aliases.csv maps them (then reparse).",
+            ""] + [f"- {md_cell(p)}: {', '.join(md_cell(n) for n in sorted(names))}"
+                   for p, names in unmapped.items() if names]
+
+
+def _moves_section(results: list[DayResult], n_moves: int) -> list[str]:
+    moves = _moves(results)
+    lines = ["", "## Largest price moves", ""]
+    if not moves:
+        lines.append("No price changed against the provider's previous snapshot.")
+        return lines
+    lines += ["| provider | offer | old | new | change | since |",
+              "|---|---|---:|---:|---:|---|"]
+    top = gates.largest_moves([m for _, m in moves], n_moves)
+    owner = {id(m): p for p, m in moves}
+    for m in top:
+        lines.append(f"| {md_cell(owner[id(m)])} | {md_cell(gates.identity_text(m.ident))} "
+                     f"| {m.old:g} | {m.new:g} {md_cell(m.currency)} | {m.pct:+.1f} %"
+                     f"{' (quarantined)' if m.quarantined else ''} "
+                     f"| {m.old_date} |")
+    return lines
+
+
+def _no_band_section(results: list[DayResult]) -> list[str]:
+    no_band: dict[str, set[str]] = {}
+    for r in results:
+        no_band.setdefault(r.provider, set()).update(r.no_band)
+    if not any(no_band.values()):
+        return []
+    return ["", "## Not checked against a price band", "",
+            "No earlier price of the same GPU model, currency and pricing model (first "
+            "snapshots): the schema and move gates still applied.", ""] + [
+        f"- {md_cell(p)}: {len(v)} (e.g. {md_cell(', '.join(sorted(v)[:5]))})"
+        for p, v in no_band.items() if v]
+
+
+def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10,
+                   others: Iterable[NotRun] = ()) -> str:
+    """The run summary as Markdown: a head, then one section per kind of news (a section with
+    nothing to say is left out, except providers and price moves). `others`: the configured
+    providers the run did not read, each listed as not run (or stale)."""
+    lines = (_summary_head(run_id, results) + _providers_section(results, others)
+             + _failures_section(results) + _degraded_section(results)
+             + _quarantine_section(results) + _skipped_section(results)
+             + _unmapped_section(results)
+             + _moves_section(results, n_moves) + _no_band_section(results))
+    return "\n".join(lines) + "\n"
+
+
+def slack_text(text: str) -> str:
+    """Provider text made inert in a Slack message: `<!channel>` must not ping a channel and
+    `<http://…|label>` must not hide a link. Slack's "Formatting text for app surfaces" says to
+    escape exactly these three characters as HTML entities ("Escaping text",
+    https://api.slack.com/reference/surfaces/formatting#escaping); & first, so the entities of
+    the other two are not escaped again."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | None = None
+                  ) -> dict | None:
+    """The Slack-compatible webhook JSON, or None when there is nothing to alert on."""
+    threshold = move_threshold_pct() if threshold_pct is None else threshold_pct
+    sections: list[str] = []
+    for r in results:
+        if r.status == "failed":
+            stale = (f" (stale: serving {r.stale_since}, {r.stale_days} days old)"
+                     if r.stale_since else "")
+            sections.append(f"*FAILED* {r.provider} {r.snapshot_date or ''}{stale}: "
+                            + slack_text(redact(r.message)))
+    for r in results:
+        if r.status == "degraded" and r.degraded:
+            sections.append(f"*DEGRADED* {r.provider} {r.snapshot_date}: "
+                            + slack_text(r.degraded))
+    big = [(p, m) for p, m in _moves(results) if abs(m.pct) >= threshold]
+    big.sort(key=lambda pm: -abs(pm[1].pct))
+    for p, m in big:
+        held = " (quarantined, not loaded)" if m.quarantined else ""
+        sections.append(f"*MOVE* {p} {slack_text(m.describe())}{held}")
+    if not sections:
+        return None
+    head = (f"gpuprices run {run_id}: {sum(r.status == 'failed' for r in results)} failed, "
+            f"{sum(r.status == 'degraded' for r in results)} degraded, {len(big)} price moves "
+            f">= {threshold:g} %")
+    shown = sections[:_MAX_BLOCKS]
+    if len(sections) > len(shown):
+        shown.append(f"... and {len(sections) - len(shown)} more (see the run summary)")
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]
+    blocks += [{"type": "section", "text": {"type": "mrkdwn", "text": redact(s)[:_BLOCK_CHARS]}}
+               for s in shown]
+    return {"text": head, "blocks": blocks}
+
+
+def webhook_deadline_s() -> float:
+    """The whole time an alert may take ($GPUPRICES_WEBHOOK_TIMEOUT_S, default 10 s)."""
+    try:
+        value = float(os.environ.get(WEBHOOK_TIMEOUT_ENV, WEBHOOK_TIMEOUT_S))
+    except ValueError:
+        return WEBHOOK_TIMEOUT_S
+    return value if value > 0 else WEBHOOK_TIMEOUT_S
+
+
+def post_webhook(url: str, payload: dict, timeout: float | None = None) -> str | None:
+    """POST the payload within ONE total deadline (`timeout`, default webhook_deadline_s()):
+    a slow or trickling endpoint costs the run at most that. Returns None on success, else an
+    error text without the URL."""
+    deadline = webhook_deadline_s() if timeout is None else timeout
+    try:
+        status = deadline_post.post(url, json.dumps(payload).encode(),
+                                    {"Content-Type": "application/json"}, deadline)
+    except deadline_post.DeadlineExceeded as exc:
+        return f"webhook post abandoned: {exc}"
+    except Exception as exc:  # unreachable, bad scheme: say what, never where
+        reason = getattr(exc, "reason", exc)
+        return redact(f"webhook post failed: {type(exc).__name__}: {reason}").replace(url, "***")
+    if not 200 <= status < 300:
+        return f"webhook answered HTTP {status}"
+    return None
+
+
+def finish_run(settings: Settings, run_id: str, results: list[DayResult],
+               others: Iterable[NotRun] = ()) -> Path:
+    """Write the run summary, post the alerts if a webhook is set, print the summary's path
+    (or, when it cannot be written, why: the caller finds no file there)."""
+    text = render_summary(run_id, results, others=others)
+    url = os.environ.get(WEBHOOK_ENV, "").strip()
+    if url:
+        payload = alert_payload(run_id, results)
+        if payload is None:
+            text += "\nWebhook: nothing to alert on.\n"
+        else:
+            problem = post_webhook(url, payload)
+            if problem:
+                print(f"alert not delivered: {problem}", file=sys.stderr)
+                text += f"\nWebhook: NOT delivered ({md_cell(problem)}).\n"
+            else:
+                text += f"\nWebhook: {len(payload['blocks']) - 1} alerts posted.\n"
+    path = settings.runs_dir / f"{run_id}.md"
+    tmp = path.with_name(f".{path.name}.part")
+    try:
+        settings.runs_dir.mkdir(parents=True, exist_ok=True, mode=0o755)
+        tmp.write_text(redact(text))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: say so plainly; the status table still prints
+        tmp.unlink(missing_ok=True)
+        full = " (disk full)" if exc.errno == errno.ENOSPC else ""
+        print(f"error: the run summary could not be written to {path}{full}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return path
+    print(f"run summary: {path}")
+    return path

@@ -1,0 +1,1 @@
+"""One provider-day through crawl → parse → check → store, and the steps of the load."""

@@ -1,0 +1,282 @@
+"""Quality gates between parse and load: pure functions over offers and a reference built from
+earlier good data. Nothing here reads files; flows/pipeline/steps.py builds the `Reference` from
+the lake and writes what the gates quarantine.
+
+The gates, in order, for each parsed offer:
+
+1. schema and types: known provider and pricing model, a non-empty SKU, a finite positive price
+   and GPU count, a three-letter currency, `price_per_gpu_hour` = `price_per_hour / gpu_count`;
+2. unmapped GPU wording (gpu_model None): quarantined and listed, never guessed;
+3. one price per offer (warehouse/identity.py): of the rows of one identity, the row of the
+   source first in identity.SOURCE_PRECEDENCE stands (among equals, the first read); another row
+   of the same page is a duplicate, a row of another source or page is superseded, and its
+   reason names both prices ("superseded: same offer read from the api at 3.49; page said
+   2.99"). So the warehouse never gets one offer at two prices on one day from reading it twice.
+   This step runs on the rows that passed 1 and 2, before 4 and 5: the price that stands is
+   decided by where it was read, not by which of the prices the later gates would have kept;
+4. plausible per-GPU band: `price_per_gpu_hour` must lie between half the lowest and twice the
+   highest per-GPU price known for the same GPU model, currency and pricing model. Known: the
+   range the warehouse's own history spans (warehouse/price_bands.csv, every real price of the
+   full replay of the bundled snapshots) widened by the prices in every provider's last good
+   snapshot (at most BAND_WINDOW_DAYS old), so the band follows the market once a reviewer
+   releases a new low. Per pricing model because spot and committed prices sit far below
+   on-demand ones by design. Why x/÷ BAND_MARGIN (2) around the known range and not the old
+   x/÷ 20 around a median: a band wider than 10 cannot stop a x10 unit error, and the known
+   range of most models is already 1.5-7x wide; a GPU price may still halve below its lowest or
+   double above its highest and load. Of the 17,748 real rows of the full replay, a x10 copy of
+   95 % (99.0 % of on-demand rows; Crusoe's H100 3.90 -> 39.00 among them) falls outside the
+   band; the rest sit in models whose real spread is itself near 10 (spot L4 0.08-1.44).
+   Without any known price the band is not applied (the run summary lists those models):
+   the first night of a GPU model, currency and pricing model has nothing to compare with;
+5. move: against the same offer identity's (warehouse/identity.py) price in the provider's
+   last good snapshot, whatever its age; a move beyond MOVE_FACTOR (3x) either way is
+   quarantined when that snapshot is at most MOVE_LONG_GAP_DAYS (31) old, beyond
+   MOVE_FACTOR_LONG_GAP (6x) when it is older. Genuine moves across long gaps are larger (GCP
+   spot a3-highgpu 98.65 -> 21.57 USD/h, 4.6x, between the 2025-06-26 and 2026-01-22
+   snapshots, the largest in the bundled history) but smaller than the unit errors the gate is
+   for: an 8-GPU node's price read as one GPU's (x8), a x10 slip, cents read as dollars (x100),
+   a monthly price read as hourly (x730).
+
+Per provider-day, a row count below half the last good snapshot's (when that snapshot is at
+most ROW_COUNT_WINDOW_DAYS old: years of replayed history change a page's size for real)
+marks the provider degraded: it still loads, and the run summary and webhook say so.
+Rows released by a reviewer (`gpuprices quarantine release`) are exempt from gates 4 and 5 for
+that date, provider, identity and price, and stand in gate 3 over the row that superseded them,
+so a reparse does not quarantine them again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gpuprices.warehouse import identity
+from gpuprices.warehouse.contract import PRICING_MODELS, PROVIDERS, Offer
+
+MOVE_FACTOR = 3.0
+MOVE_LONG_GAP_DAYS = 31
+MOVE_FACTOR_LONG_GAP = 6.0
+ROW_COUNT_WINDOW_DAYS = 7
+BAND_MARGIN = 2.0
+BAND_WINDOW_DAYS = 365
+DROP_RATIO = 0.5
+
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+# What makes two rows on two dates 'the same offer': warehouse/identity.py, shared with the
+# warehouse's history and with quarantine releases.
+Identity = identity.Identity
+
+
+def identity_text(ident: Identity) -> str:
+    months = ident.commitment_months
+    parts = [str(ident.sku), ident.region or "-",
+             f"{ident.pricing_model}" + (f" {months}m" if months else "")]
+    if ident.effective_from:
+        parts.append(f"from {ident.effective_from}")
+    parts += [str(v) for v in ident[len(identity.COLUMNS):] if v]
+    return " / ".join(parts)
+
+
+def is_released(ref: Reference, ident: Identity, price: float) -> bool:
+    """Whether a reviewer released this identity at this price. Releases recorded before
+    identities were stored by name have no gpu_count (None): they match any count."""
+    price = round(price, 6)
+    return ((ident, price) in ref.released
+            or (ident._replace(gpu_count=None), price) in ref.released)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A price change of one offer identity against its previous snapshot."""
+
+    ident: Identity
+    old: float
+    new: float
+    old_date: dt.date
+    currency: str
+    quarantined: bool = False  # beyond MOVE_FACTOR: held back, not loaded
+
+    @property
+    def ratio(self) -> float:
+        return self.new / self.old
+
+    @property
+    def pct(self) -> float:
+        return (self.ratio - 1.0) * 100.0
+
+    def describe(self) -> str:
+        return (f"{identity_text(self.ident)}: {self.old:g} -> {self.new:g} {self.currency}/h "
+                f"({self.pct:+.1f} % since {self.old_date})")
+
+
+@dataclass
+class Reference:
+    """Earlier good data the gates compare against."""
+
+    prev_date: dt.date | None = None  # the provider's last good snapshot, whatever its age
+    prev_prices: dict[Identity, tuple[float, float]] = field(default_factory=dict)  # min, max
+    prev_rows: int | None = None  # its row count, when inside ROW_COUNT_WINDOW_DAYS
+    # (gpu_model, currency, pricing_model) -> per-GPU prices of every provider's last snapshot
+    band: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    # (gpu_model, currency, pricing_model) -> (lowest, highest) per-GPU price in the history
+    known: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    released: set[tuple[Identity, float]] = field(default_factory=set)
+
+
+@dataclass
+class GateResult:
+    good: list[Offer] = field(default_factory=list)
+    bad: list[tuple[Offer, str]] = field(default_factory=list)
+    moves: list[Move] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)
+    degraded: str | None = None
+    no_band: list[str] = field(default_factory=list)  # GPU models the band could not check
+
+
+def schema_problem(o: Offer) -> str | None:
+    """Why a row breaks the offer contract, or None."""
+    if o.provider not in PROVIDERS:
+        return f"unknown provider {o.provider!r}"
+    if o.pricing_model not in PRICING_MODELS:
+        return f"unknown pricing_model {o.pricing_model!r}"
+    if not isinstance(o.sku, str) or not o.sku.strip():
+        return "empty sku"
+    if not isinstance(o.snapshot_date, dt.date) or isinstance(o.snapshot_date, dt.datetime):
+        return f"snapshot_date {o.snapshot_date!r} is not a date"
+    for name in ("price_per_hour", "price_per_gpu_hour", "gpu_count"):
+        v = getattr(o, name)
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            return f"{name} {v!r} is not a number"
+        if v <= 0:
+            return f"{name} {v!r} is not positive"
+    if not isinstance(o.currency, str) or not _CURRENCY.match(o.currency):
+        return f"currency {o.currency!r} is not an ISO code"
+    if not math.isclose(o.price_per_gpu_hour, o.price_per_hour / o.gpu_count, rel_tol=1e-6):
+        return (f"price_per_gpu_hour {o.price_per_gpu_hour} is not price_per_hour / gpu_count "
+                f"({o.price_per_hour} / {o.gpu_count})")
+    if not isinstance(o.extra, dict):
+        return "extra is not an object"
+    return None
+
+
+def band_key(o: Offer) -> tuple[str, str, str]:
+    return (o.gpu_model, o.currency, o.pricing_model)
+
+
+def band_for(ref: Reference, o: Offer) -> tuple[float, float] | None:
+    """The plausible per-GPU price range of the offer's GPU model, currency and pricing model,
+    or None when no price of them is known."""
+    key = band_key(o)
+    prices = list(ref.band.get(key, ())) + list(ref.known.get(key, ()))
+    if not prices:
+        return None
+    return min(prices) / BAND_MARGIN, max(prices) * BAND_MARGIN
+
+
+def move_limit(gap_days: int) -> float:
+    """How far a price may move against its last good price `gap_days` older and still load."""
+    return MOVE_FACTOR if gap_days <= MOVE_LONG_GAP_DAYS else MOVE_FACTOR_LONG_GAP
+
+
+def _source(o: Offer) -> str:
+    return str(o.extra.get("source") or "unknown source")
+
+
+def superseded_reason(loser: Offer, winner: Offer) -> str:
+    """Why `loser` does not stand beside `winner`, the row of the same offer that does."""
+    if loser.source_url == winner.source_url:
+        return "duplicate of another row from the same page"
+    if _source(loser) == _source(winner):
+        return (f"superseded: same offer read from {winner.source_url} at "
+                f"{winner.price_per_hour:g}; {loser.source_url} said {loser.price_per_hour:g}")
+    return (f"superseded: same offer read from the {_source(winner)} at "
+            f"{winner.price_per_hour:g}; {_source(loser)} said {loser.price_per_hour:g}")
+
+
+def one_price_per_offer(offers: Iterable[Offer], ref: Reference | None = None
+                        ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """One provider-day's rows split into the one row per offer identity that stands and the
+    others, each with the reason it was held back. The row that stands: one a reviewer released
+    at its price (`ref.released`: the reviewer chose it over the one that stood), else the first
+    by identity.SOURCE_PRECEDENCE, then the order read. Rows keep the order read."""
+    offers = list(offers)
+    ref = ref or Reference()
+
+    def rank(o: Offer) -> tuple[int, int]:
+        released = is_released(ref, identity.of_offer(o), o.price_per_hour)
+        return (0 if released else 1, identity.source_rank(o.extra.get("source")))
+
+    best: dict[Identity, int] = {}
+    for i, o in enumerate(offers):
+        ident = identity.of_offer(o)
+        j = best.get(ident)
+        if j is None or rank(o) < rank(offers[j]):
+            best[ident] = i
+    winners = set(best.values())
+    standing = [o for i, o in enumerate(offers) if i in winners]
+    held = [(o, superseded_reason(o, offers[best[identity.of_offer(o)]]))
+            for i, o in enumerate(offers) if i not in winners]
+    return standing, held
+
+
+def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResult:
+    """Split one provider-day's parsed offers into loadable rows and quarantined rows (with
+    their reason), collect price moves against the previous snapshot and decide whether the
+    provider is degraded."""
+    ref = ref or Reference()
+    out = GateResult()
+    no_band: set[str] = set()
+    mapped: list[Offer] = []
+    for o in offers:
+        problem = schema_problem(o)
+        if problem:
+            out.bad.append((o, f"schema: {problem}"))
+        elif o.gpu_model is None:
+            wording = o.extra.get("gpu_wording", o.sku)
+            out.bad.append((o, f"unmapped GPU wording {wording!r}"))
+        else:
+            mapped.append(o)
+    standing, superseded = one_price_per_offer(mapped, ref)
+    out.bad.extend(superseded)
+    for o in standing:
+        ident = identity.of_offer(o)
+        released = is_released(ref, ident, o.price_per_hour)
+        band = band_for(ref, o)
+        if band is None:
+            no_band.add(f"{o.gpu_model} {o.pricing_model} ({o.currency})")
+        elif not released and not band[0] <= o.price_per_gpu_hour <= band[1]:
+            out.bad.append((o, (
+                f"band: {o.price_per_gpu_hour:g} {o.currency}/GPU-h outside "
+                f"{band[0]:.4g}..{band[1]:.4g} (the lowest and highest known {o.gpu_model} "
+                f"{o.pricing_model} prices ÷/x {BAND_MARGIN:g})")))
+            continue
+        prev = ref.prev_prices.get(ident)
+        if prev is not None and ref.prev_date is not None:
+            lo, hi = prev
+            old = hi if o.price_per_hour > hi else lo if o.price_per_hour < lo else None
+            if old is not None:
+                move = Move(ident, old, o.price_per_hour, ref.prev_date, o.currency)
+                out.moves.append(move)
+                limit = move_limit((o.snapshot_date - ref.prev_date).days)
+                if not released and (move.ratio > limit or move.ratio < 1 / limit):
+                    out.moves[-1] = dataclasses.replace(move, quarantined=True)
+                    out.bad.append((o, f"move: {move.describe()} is beyond {limit:g}x"))
+                    continue
+        out.good.append(o)
+    out.unmapped = sorted({str(o.extra.get("gpu_wording", o.sku)) for o, r in out.bad
+                           if r.startswith("unmapped")})
+    out.no_band = sorted(no_band)
+    if ref.prev_rows and len(out.good) < ref.prev_rows * DROP_RATIO:
+        out.degraded = (f"row count dropped to {len(out.good)} from {ref.prev_rows} on "
+                        f"{ref.prev_date} (more than {DROP_RATIO:.0%} fewer)")
+    return out
+
+
+def largest_moves(moves: Iterable[Move], n: int = 10) -> list[Move]:
+    """The n largest moves by size either way (a halving ranks with a doubling)."""
+    return sorted(moves, key=lambda m: -abs(math.log(m.ratio)))[:n]

@@ -1,0 +1,93 @@
+"""Parsing one archive file: for each request its latest capture that parses, each page parsed
+alone, pages in a layout no parser knows held for review (the parse step of
+flows/pipeline/steps.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpuprices.spiders import generic
+from gpuprices.spiders.archive import Capture, captures_per_request, future_problem, read_captures
+from gpuprices.spiders.parsers import ParseError, parse_body_counted, postprocess, wants
+from gpuprices.warehouse.contract import Offer
+
+
+@dataclass
+class Parsed:
+    offers: list[Offer]
+    errors: list[ParseError]
+    captures: int
+    # Candidate rows of pages in a layout no parser knows, each with its quarantine reason:
+    # held for review, never loaded on their own (store_day).
+    held: list[tuple[Offer, str]] = field(default_factory=list)
+    held_from: list[str] = field(default_factory=list)  # what the parser said of each page
+    skipped: dict[str, int] = field(default_factory=dict)  # rows a parser passed over, by reason
+
+
+def _parse_one(cap: Capture, provider: str) -> tuple[list[Offer], dict[str, int]]:
+    """One capture's offers and the rows its parser passed over; a parser bug is a ParseError
+    of that page, never the run's."""
+    try:
+        return parse_body_counted(cap.body, cap.meta())
+    except ParseError:
+        raise
+    except Exception as exc:
+        raise ParseError(provider, cap.url, f"parser crashed: {exc!r}") from exc
+
+
+def _at(cap: Capture) -> str:
+    return f"{cap.captured_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%SZ}"
+
+
+def parse_archive(path: Path, provider: str) -> Parsed:
+    """Offers from one archive file: for each request, its latest capture that parses (a later
+    one that fails is reported and the earlier good one used), each page parsed alone so that
+    one broken page does not hide the others. Captures dated later than now are refused."""
+    now = dt.datetime.now(dt.UTC)
+    errors: list[ParseError] = []
+    caps = []
+    for cap in read_captures(path):
+        problem = future_problem(cap.captured_at, now)
+        if problem:
+            errors.append(ParseError(provider, cap.url, problem))
+        else:
+            caps.append(cap)
+    offers: list[Offer] = []
+    held: list[tuple[Offer, str]] = []
+    held_from: list[str] = []
+    skipped: dict[str, int] = {}
+    used, chosen = [], []
+    for group in captures_per_request(caps):
+        if not wants(group[0].meta()):
+            chosen.append(group[0])
+            continue
+        used.append(group[0])
+        failures: list[ParseError] = []
+        for cap in group:
+            try:
+                found, skips = _parse_one(cap, provider)
+            except ParseError as exc:
+                failures.append(exc)
+                continue
+            offers.extend(found)
+            chosen.append(cap)
+            for reason, n in skips.items():
+                skipped[reason] = skipped.get(reason, 0) + n
+            if failures:
+                errors.append(ParseError(provider, cap.url, (
+                    f"the later capture of {_at(group[0])} could not be read "
+                    f"({failures[0].problem}); used the capture of {_at(cap)}")))
+            break
+        else:  # no capture of this request parses: a page in an unknown layout is held
+            candidates = generic.held(failures[0], group[0].body, group[0].meta())
+            if candidates:
+                held += candidates
+                held_from.append(str(failures[0]))
+            else:
+                errors.append(failures[0])
+    if offers:
+        offers = postprocess(provider, offers, sorted(chosen, key=lambda c: c.captured_at))
+    return Parsed(offers=offers, errors=errors, captures=len(used), skipped=skipped, held=held,
+                  held_from=held_from)

@@ -1,0 +1,286 @@
+"""The nightly pipeline as plain functions: crawl → parse → check → store → load.
+
+Prefect tasks (flows/nightly.py) and the command line both call these; tests call them directly
+so that most of the suite never pays for Prefect's start-up.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pyarrow as pa
+
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import gates, unknown_layout
+from gpuprices.flows.pipeline.parsing import Parsed, parse_archive
+from gpuprices.flows.pipeline.results import DayResult
+from gpuprices.flows.redaction import redact
+from gpuprices.spiders import fx
+from gpuprices.spiders.archive import FUTURE_SKEW, list_archives
+from gpuprices.warehouse import identity, lake, price_bands
+from gpuprices.warehouse.contract import PROVIDERS, Offer, offers_to_table
+
+
+def owner_only_writes() -> None:
+    """Files and folders we create are writable by their owner only (0o644 / 0o755), whatever
+    the caller's umask: the archive and the warehouse are the record of what was seen. Child
+    processes (the crawler) inherit it."""
+    os.umask(os.umask(0o022) | 0o022)
+
+
+def check(offers: list[Offer], ref: gates.Reference | None = None
+          ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """Split offers into loadable ones and quarantined ones with their reason."""
+    out = gates.run_gates(offers, ref)
+    return out.good, out.bad
+
+
+def quarantine_table(rows: list[tuple[Offer, str]]) -> pa.Table:
+    """Quarantined offers with their reason. Built from plain rows (not OFFER_SCHEMA) because a
+    row held back by the schema gate may break it (a missing GPU model, a bad price)."""
+    data = []
+    for o, r in rows:
+        row = o.as_row() | {"reason": r}
+        try:
+            pa.Table.from_pylist([row], schema=lake.QUARANTINE_SCHEMA)
+        except (pa.ArrowException, TypeError, ValueError):
+            # A value of the wrong type cannot sit in its column: keep it in the reason instead.
+            bad = {k: v for k, v in row.items() if k not in ("reason", "extra")}
+            row = {k: (v if isinstance(v, str) or v is None else None) for k, v in row.items()}
+            row["reason"] = f"{r} (raw values: {bad!r})"
+        data.append(row)
+    return lake.conform_quarantine(pa.Table.from_pylist(data, schema=lake.QUARANTINE_SCHEMA))
+
+
+RELEASES_FILE = "released.jsonl"
+
+
+def releases_path(settings: Settings) -> Path:
+    return settings.lake_root / lake.QUARANTINE_AREA / RELEASES_FILE
+
+
+def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
+    """(identity, price) pairs a reviewer released for this provider-day. Identities are
+    recorded by name (identity.to_record); the first releases recorded them by position."""
+    path = releases_path(settings)
+    if not path.exists():
+        return set()
+    out = set()
+    for line in path.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash: the release is redone by rerunning it
+        if rec.get("provider") == provider and rec.get("date") == day.isoformat():
+            stored = rec["identity"]
+            ident = (identity.from_record(stored) if isinstance(stored, dict)
+                     else identity.from_positional_v1(stored, provider))
+            out.add((ident, round(float(rec["price_per_hour"]), 6)))
+    return out
+
+
+_REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hour"]
+
+
+def reference(settings: Settings, provider: str, day: dt.date,
+              partitions: list[tuple[dt.date, str, Path]] | None = None) -> gates.Reference:
+    """What the gates compare a provider-day against: the price range the warehouse's history
+    knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
+    partitions, every provider's last snapshot inside the band window and this provider's last
+    snapshot whatever its age (the move gate holds a x10 nine days or nine months later).
+    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
+    ref = gates.Reference(released=_released(settings, provider, day),
+                          known=price_bands.known_ranges())
+    latest: dict[str, tuple[dt.date, Path]] = {}
+    if partitions is None:
+        partitions = lake.list_partitions(settings.lake_root)
+    for d, p, path in partitions:
+        if d < day and ((day - d).days <= gates.BAND_WINDOW_DAYS or p == provider):
+            latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
+    for p, (d, path) in latest.items():
+        try:
+            table = lake.read_columns(path, _REF_COLUMNS)
+        except Exception:  # an unreadable old partition must not stop today's run
+            continue
+        rows = table.to_pylist()
+        if (day - d).days <= gates.BAND_WINDOW_DAYS:
+            for row in rows:
+                if row["gpu_model"] and row["price_per_gpu_hour"]:
+                    key = (row["gpu_model"], row["currency"], row["pricing_model"])
+                    ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
+        if p == provider:
+            ref.prev_date = d
+            if (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS:
+                ref.prev_rows = len(rows)
+            for row in rows:
+                ident = identity.of_row(row)
+                price = row["price_per_hour"]
+                lo, hi = ref.prev_prices.get(ident, (price, price))
+                ref.prev_prices[ident] = (min(lo, price), max(hi, price))
+    return ref
+
+
+def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
+              partitions: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
+    """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
+    rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
+    the gates like any released row); they make the day degraded, never loaded on their own."""
+    owner_only_writes()
+    res = DayResult(provider=provider, snapshot_date=day, captures=parsed.captures,
+                    skipped=dict(parsed.skipped))
+    res.errors = [str(e) for e in parsed.errors]
+    try:
+        ref = reference(settings, provider, day, partitions)
+    except OSError as exc:  # a lake on object storage that cannot be reached or read
+        res.status = "failed"
+        res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
+        return res
+    released, held = unknown_layout.split_released(ref, parsed.held)
+    out = gates.run_gates(parsed.offers + released, ref)
+    good, bad = out.good, out.bad + held
+    res.quarantined = len(bad)
+    res.unmapped = out.unmapped
+    res.moves = out.moves
+    res.no_band = out.no_band
+    for _, reason in bad:
+        kind = unknown_layout.reason_kind(reason)
+        res.quarantine_reasons[kind] = res.quarantine_reasons.get(kind, 0) + 1
+    try:
+        # Quarantine first: if the offers write then fails, the held-back rows are still kept.
+        qpath = lake.partition_path(settings.lake_root, day, provider, lake.QUARANTINE_AREA)
+        if bad or qpath.exists():  # a rerun that quarantines nothing clears the old quarantine
+            lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
+        if good:
+            path = lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
+            if partitions is not None:
+                partitions.append((day, provider, path))
+                partitions.sort(key=lambda item: (item[0], item[1]))
+    except OSError as exc:
+        # Atomic writes: the lake holds the previous partition or none, never half of one.
+        res.status = "failed"
+        res.errors.append(f"{provider}: could not write the lake partition for {day}: "
+                          f"{exc.strerror or exc}")
+        return res
+    res.rows = len(good)
+    notes = [out.degraded, unknown_layout.note(held, parsed.held_from)]
+    res.degraded = "; ".join(n for n in notes if n) or None
+    if not good and not held:
+        res.status = "failed"
+        if not res.errors:
+            res.errors.append(f"{provider}: no loadable offers for {day}"
+                              + (f" ({len(bad)} rows quarantined)" if bad else ""))
+        return res
+    if res.degraded:
+        res.errors.append(f"{provider}: degraded: {res.degraded}")
+    res.status = "degraded" if res.errors else "ok"
+    return res
+
+
+def archives(settings: Settings, providers: Iterable[str] | None = None,
+             dates: Iterable[dt.date] | None = None) -> list[tuple[dt.date, str, Path]]:
+    want_p = set(providers) if providers else set(PROVIDERS)
+    want_d = set(dates) if dates else None
+    return [
+        (d, p, path) for d, p, path in list_archives(settings.archive_root)
+        if p in want_p and (want_d is None or d in want_d)
+    ]
+
+
+def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None,
+            on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
+    """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
+    hears of each provider-day as it is written (the command line's progress)."""
+    results = []
+    latest_day = (dt.datetime.now(dt.UTC) + FUTURE_SKEW).date()
+    # The lake is listed once for all the days, then kept up to date with this replay's own
+    # writes: one listing per day made a replay of 500 days on object storage list the growing
+    # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
+    # it could be by a listing taken a moment earlier: concurrent providers never had an order.
+    partitions: list[tuple[dt.date, str, Path]] | None = None
+    for day, _, path in archives(settings, [provider], dates):
+        if partitions is None:
+            try:
+                partitions = lake.list_partitions(settings.lake_root)
+            except OSError:
+                partitions = None  # store_day lists again and reports the failure per day
+        if day > latest_day:  # judged on no day: it must not become the run's "today"
+            results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
+                                     errors=[f"{provider}: {path}: archive dated {day}, later "
+                                             f"than today ({latest_day}): refused"]))
+        else:
+            results.append(store_day(settings, provider, day, parse_archive(path, provider),
+                                     partitions))
+        if on_day is not None:
+            on_day(results[-1])
+    return results
+
+
+def replay(settings: Settings, provider: str, spec: str,
+           on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
+    """A provider's archived days (`spec`: a date YYYY-MM-DD or 'all') parsed, checked and
+    written to the lake; a single failed day when the archive has none."""
+    dates = parse_dates(spec, settings, [provider])
+    results = reparse(settings, provider, dates, on_day)
+    if not results:
+        results = [DayResult(provider=provider, snapshot_date=None, status="failed",
+                             errors=[f"{provider}: no archived snapshot for {spec}"])]
+        if on_day is not None:
+            on_day(results[0])
+    for r in results:  # a replayed day is judged on that day, not on the machine's clock
+        r.run_date = dates[0] if dates else None
+    return results
+
+
+def fetch_fx_live(settings: Settings) -> str | None:
+    """Fetch today's ECB reference rates into the archive (a live run's currency step). Returns
+    a problem to report, or None."""
+    try:
+        caps = fx.fetch_ecb(settings.archive_root)
+    except Exception as exc:
+        return redact(f"ecb: rates not fetched: {exc}")
+    bad = [c for c in caps if c.status != 200]
+    return f"ecb: {bad[0].url}: HTTP {bad[0].status}" if bad else None
+
+
+def load_fx(settings: Settings, con) -> int:
+    """Load the archived ECB rates into fx_rates, so every price converts at the rate of its
+    own snapshot date. Rates that cannot be read cost the EUR columns, never the run.
+
+    Parsing the full ECB history takes ~2 s, so it is skipped when no ECB archive file changed
+    since the last load into this warehouse (a fingerprint of the files beside the DuckDB file)."""
+    files = sorted(settings.archive_root.glob("*/ecb.warc.gz"))
+    if not files:
+        return 0
+    marker = settings.data_dir / "fx_archives.json"
+    fingerprint = [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    try:
+        loaded = con.execute("SELECT count(*) FROM fx_rates").fetchall()[0][0]
+        if loaded and marker.exists() and json.loads(marker.read_text()) == fingerprint:
+            return 0
+        n = fx.load_fx_from_archive(settings.archive_root, con)
+    except Exception as exc:
+        print(redact(f"warning: ECB rates not loaded: {exc}"), file=sys.stderr)
+        return 0
+    marker.write_text(json.dumps(fingerprint))
+    return n
+
+
+def parse_dates(spec: str, settings: Settings, providers: Iterable[str]) -> list[dt.date] | None:
+    """`all` → every archived date (None); otherwise one ISO date."""
+    if spec == "all":
+        return None
+    try:
+        return [dt.date.fromisoformat(spec)]
+    except ValueError as exc:
+        raise ValueError(f"--replay takes an ISO date (YYYY-MM-DD) or 'all', not {spec!r}") \
+            from exc
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
