@@ -30,11 +30,13 @@ $(VENV)/.installed: pyproject.toml
 
 # Playwright cannot download its own browser here: Debian's Chromium is used instead. Only root
 # with apt-get can install it; anyone else is told, and tests/test_browser_crawl.py skips.
+# Headless use needs none of its recommended packages (printer and desktop services).
 chromium:
 	@if [ -x "$(CHROMIUM)" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 		echo "installing Debian's chromium (for tests/test_browser_crawl.py)"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium; \
 	else \
 		echo "NOTE: no Chromium at $(CHROMIUM) and no root to install it:" \
 		     "tests/test_browser_crawl.py will be SKIPPED" \

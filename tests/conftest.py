@@ -1,5 +1,7 @@
 import csv
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,56 @@ needs_chromium = pytest.mark.skipif(
     not os.access(BROWSER, os.X_OK),
     reason=f"NOT RUN: no Chromium at {BROWSER} - install Debian's chromium (`make test` does, "
            "as root) or set GPUPRICES_CHROMIUM; a replay needs no browser")
+
+
+# /tmp stays as the suite found it. Everything a test, or a program it starts (xdist workers,
+# SeaweedFS, Prefect, crawler processes), writes to "the temporary folder" goes into one folder of
+# this run: TMPDIR points there from the start, and children inherit it. The folder is removed at
+# the end when every test passed (kept and named when one failed, to look into). Anything that
+# still appears beside it in the real temporary folder was written to a hard-coded path: the run
+# fails and names it. GPUPRICES_TMP_GUARD=off turns the check off on a machine where other programs
+# write there at the same time.
+REAL_TMP = Path(tempfile.gettempdir())
+RUN_TMP_PREFIX = "gpuprices-tests-"
+
+
+def _tmp_listing() -> set[str]:
+    return set(os.listdir(REAL_TMP))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's tmp_path factory reads --basetemp
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: it inherited TMPDIR (and its --basetemp) from the run
+    config.stash[_TMP_BEFORE] = _tmp_listing()
+    run_tmp = Path(tempfile.mkdtemp(prefix=RUN_TMP_PREFIX, dir=REAL_TMP))
+    config.stash[_RUN_TMP] = run_tmp
+    if not config.option.basetemp:  # tmp_path under it; xdist gives each worker a folder in it
+        config.option.basetemp = str(run_tmp / "p")
+    os.environ["TMPDIR"] = str(run_tmp)
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if hasattr(config, "workerinput") or _RUN_TMP not in config.stash:
+        return
+    run_tmp = config.stash[_RUN_TMP]
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if exitstatus == 0:
+        shutil.rmtree(run_tmp, ignore_errors=True)
+    elif tr is not None:
+        tr.write_line(f"temporary files of this run kept in {run_tmp}")
+    gained = sorted(_tmp_listing() - config.stash[_TMP_BEFORE] - {run_tmp.name})
+    if gained and os.environ.get("GPUPRICES_TMP_GUARD", "").lower() != "off":
+        if tr is not None:
+            tr.write_line(f"FAILED: the suite left {len(gained)} entries in {REAL_TMP}, outside "
+                          f"its own temporary folder: {', '.join(gained[:20])}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_TMP_BEFORE = pytest.StashKey[set]()
+_RUN_TMP = pytest.StashKey[Path]()
 
 
 def manifest_rows(provider: str | None = None) -> list[dict]:

@@ -111,3 +111,9 @@ class S3Server:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         self.proc = None
+        # weed writes its local sockets to /tmp whatever TMPDIR says (the paths are fixed in its
+        # code, e.g. "/tmp/seaweedfs-s3-%d.sock"), one per service and port; a killed server
+        # leaves them behind.
+        for port in self.ports.values():
+            for sock in Path("/tmp").glob(f"seaweedfs-*-{port}.sock"):
+                sock.unlink(missing_ok=True)

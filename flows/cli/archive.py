@@ -23,7 +23,7 @@ from gpuprices.spiders.wayback import backfill as wayback_backfill
 from gpuprices.warehouse.contract import PROVIDERS
 
 console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True, width=None if os.isatty(2) else 160)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 
 def import_capture(

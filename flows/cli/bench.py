@@ -16,7 +16,7 @@ from gpuprices.flows.config import settings_from
 from gpuprices.warehouse import benchmarks, db
 
 console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True, width=None if os.isatty(2) else 160)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 
 def record(

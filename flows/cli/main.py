@@ -53,7 +53,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=N
                   help="GPU cloud price snapshots, a DuckDB price warehouse and sizing.")
 # Wide enough for the status table when output goes to a file or CI log.
 console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True, width=None if os.isatty(2) else 160)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 def _settings(data_dir: Path | None, archive: Path | None = None) -> Settings:
     return settings_from(data_dir, archive).ensure()

@@ -33,7 +33,7 @@ from gpuprices.warehouse.contract import OFFER_SCHEMA, PROVIDERS, ContractError
 quarantine_app = typer.Typer(no_args_is_help=True, add_completion=False,
                              help="Review and release rows held back by the quality gates.")
 console = Console(width=None if os.isatty(1) else 200)
-err = Console(stderr=True, width=None if os.isatty(2) else 200)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 
 

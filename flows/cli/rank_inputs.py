@@ -23,7 +23,7 @@ from gpuprices.sizing.workload import Workload, WorkloadError
 from gpuprices.warehouse import benchmarks, db
 
 console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 WorkloadFile = Annotated[Path, typer.Argument(help="TOML file of [[workload]] tables")]
 

@@ -19,7 +19,7 @@ from gpuprices.reports.weeks import week_bounds
 from gpuprices.sizing.workload import WorkloadError
 
 console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True, width=None if os.isatty(2) else 160)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 
 def report(

@@ -21,7 +21,7 @@ from gpuprices.flows.ops.service import WORKER_GRACE_S, sigterm_as_interrupt
 from gpuprices.flows.schedules import LOAD_CRON, NIGHTLY_CRON
 
 console = Console(width=None if os.isatty(1) else 160)
-err = Console(stderr=True, width=None if os.isatty(2) else 160)
+err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
 
 NO_SERVER = ("a worker needs a Prefect server that every machine reaches: set PREFECT_API_URL "
              "(e.g. http://prefect.internal:4200/api; start one with `prefect server start "
