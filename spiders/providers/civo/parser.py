@@ -41,6 +41,7 @@ _CAPTION = re.compile(r"^NVIDIA\s+(.+?)\s+GPU pricing$", re.I)
 _DETAIL = re.compile(r"^(\d+)\s*x\s*(NVIDIA\s+.+?)\s*-\s*(\d+)\s*GB\b(.*)$", re.I)
 _MEM = re.compile(r"(\d+)\s*GB", re.I)
 _TERMS = (6, 12, 24, 36)  # the commitment blocks' ids, `<N>_months`, and the term selector
+_MONEY = re.compile(r"^\$\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")  # a whole "$1.29" print
 _NUM = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(TB|GB)?", re.I)
 
 
@@ -114,7 +115,7 @@ def _table_offers(table, meta: CaptureMeta) -> list[Offer]:
             raise ParseError(PROVIDER, meta.url, f"{caption!r} {el_text(detail[0])!r}: "
                                                  "no on-demand or commitment price cell")
         for model_, months, text in prices:
-            price = parse_price(text) if text and "$" in text else None
+            price = parse_price(text) if text and _MONEY.match(text) else None
             if price is None:
                 skip_unpriced(text, f"{months}-month price" if months else "on-demand price")
                 continue

@@ -52,6 +52,12 @@ HOURS_PER_YEAR = 8760  # 365 x 24
 _GPU_CATEGORY = "GPU Cloud Instance"
 _VRAM = re.compile(r"(\d+)\s*GB VRAM", re.I)
 _SUFFIX = re.compile(r"\s+GPU Cloud Instance$", re.I)
+# A whole price cell: "$6.99", "$4,983.16". Anything else ("$4,call us", "Contact") is no price.
+_MONEY = re.compile(r"^\$\s*(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?$")
+
+
+def _money(text: str) -> float | None:
+    return parse_price(text) if _MONEY.match(text) else None
 
 
 def _num(text: str) -> float | None:
@@ -113,7 +119,7 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
                     gpu_memory_gb=vram, vcpus=_num(vcpu_text), ram_gb=_num(ram_text))
         extra = {"source": "page", "layout": "usd-table", "gpu_wording": item,
                  "price_basis": "per_gpu_hour", "price_list": "region=us"}
-        hour = parse_price(hourly)
+        hour = _money(hourly)
         if hour is None:
             skip_unpriced(hourly, "hourly price")
         else:
@@ -127,7 +133,7 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
         for text, months, hours, key, term in (
                 (monthly, 1, HOURS_PER_MONTH, "price_per_month", "Monthly"),
                 (annually, 12, HOURS_PER_YEAR, "price_per_year", "Annually")):
-            whole = parse_price(text)
+            whole = _money(text)
             if whole is None:
                 skip_unpriced(text, f"{term.lower()} price")
                 continue
