@@ -33,6 +33,13 @@ def offers():
 
 
 @pytest.fixture(scope="module")
+def rates():
+    book, errors = fx.archived_rates(SNAPSHOTS)
+    assert not errors
+    return book
+
+
+@pytest.fixture(scope="module")
 def rows(offers):
     return {(o.sku, o.commitment_months): o for o in offers}
 
@@ -78,9 +85,7 @@ def test_inr_list_price_is_kept_not_a_row(rows, offers):
     assert {o.currency for o in offers} == {"USD"}
 
 
-def test_inr_converts_at_the_ecb_rate_of_the_day(offers):
-    rates, errors = fx.archived_rates(SNAPSHOTS)
-    assert not errors
+def test_inr_converts_at_the_ecb_rate_of_the_day(offers, rates):
     # The snapshot is a Saturday: the rate in force is Friday 2026-08-21's.
     assert fx.rate_in_force(rates, "INR", dt.date(2026, 8, 22)) == (111.9595,
                                                                     dt.date(2026, 8, 21))
@@ -94,8 +99,7 @@ def test_inr_converts_at_the_ecb_rate_of_the_day(offers):
     assert checks["NVIDIA A40 48GB"].deviation_pct == pytest.approx(43.55, abs=0.01)
 
 
-def test_a_currency_without_ecb_rate_is_a_clear_error(offers):
-    rates, _ = fx.archived_rates(SNAPSHOTS)
+def test_a_currency_without_ecb_rate_is_a_clear_error(offers, rates):
     no_inr = {k: v for k, v in rates.items() if k[1] != "INR"}
     with pytest.raises(fx.FxRateMissing, match="no INR rate on or before 2026-08-22"):
         inr_cross_check(offers, no_inr)
@@ -120,3 +124,23 @@ def test_no_usd_table_is_an_error():
 
 def test_fetch_plan():
     assert [r.url for r in source.start_requests({})] == [URL]
+
+
+def test_python_check_and_warehouse_fx_factor_agree(offers, rates):
+    """The cross-check's conversion is the warehouse's: fx_factor over the loaded E2E rows and
+    the bundled ECB rates gives the same dollars as inr_check."""
+    from gpuprices.warehouse import db
+    from gpuprices.warehouse.contract import offers_to_table
+
+    con = db.connect(":memory:")
+    db.init_schema(con)
+    fx.load_fx_from_archive(SNAPSHOTS, con)
+    db.load_partition(con, dt.date(2026, 8, 22), "e2e", offers_to_table(offers))
+    sql = ("SELECT sku, CAST(json_extract(extra, '$.inr_price_per_hour') AS DOUBLE) "
+           "* fx_factor('INR', 'USD', snapshot_date) FROM latest_offers "
+           "WHERE provider = 'e2e' AND pricing_model = 'on_demand'")
+    in_sql = dict(con.execute(sql).fetchall())
+    checks = {c.sku: c.usd_at_ecb for c in inr_cross_check(offers, rates)}
+    assert in_sql.keys() == checks.keys()
+    assert all(in_sql[k] == pytest.approx(checks[k], rel=1e-12) for k in checks)
+    assert in_sql["NVIDIA H100 80GB"] == pytest.approx(3.7827, abs=1e-4)
