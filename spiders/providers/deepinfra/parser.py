@@ -29,7 +29,9 @@ PROVIDER = "deepinfra"
 HEADER = ["GPU", "Memory", "Price"]
 _PER_GPU_HOUR = re.compile(r"\$\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*GPU-hour", re.I)
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$", re.I)
-_MINUTE_S = 60  # Custom LLMs are billed by the minute (deepinfra.com/pricing, Custom LLMs)
+# Custom LLMs are billed by the minute, invoiced weekly (deepinfra.com/pricing, Custom LLMs
+# section, as recorded in the shared PROVIDERS_MORE2.md; the trimmed capture keeps only tables).
+_MINUTE_S = 60
 
 
 def _header(table) -> list[str]:

@@ -31,7 +31,9 @@ PROVIDER = "fal"
 HEADER = ["GPU", "VRAM", "List Price", "As low as"]
 _PER_HOUR = re.compile(r"^\$\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*h$", re.I)
 _MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$", re.I)
-_SECOND_S = 1  # serverless compute billed per second (fal.ai/pricing)
+# Serverless compute is billed per second (fal.ai/pricing, as recorded in the shared
+# PROVIDERS_MORE2.md; the trimmed capture keeps only the tables).
+_SECOND_S = 1
 # fal's own wording -> the wording the alias table reads, with the public source.
 _WORDING = {
     # docs.fal.ai machine types: GPU-H100 80 GB at 3.4 TB/s = the SXM part (NVIDIA H100
