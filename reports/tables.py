@@ -57,9 +57,13 @@ def view_rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[di
 
 def provider_supply(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """Each provider's class (provider_classes: own, marketplace, reseller), shown next to the
-    provider so the report compares like with like; {} for a warehouse without it."""
+    provider so the report compares like with like; an inference host (kind `inference_host`:
+    GPU hours only to serve your own model or app, no root VM, no multi-node) says so beside
+    it. {} for a warehouse without the view."""
     try:
-        rows = view_rows(con, "SELECT provider, supply FROM provider_classes")
+        rows = view_rows(con, "SELECT provider, supply, kind FROM provider_classes")
     except duckdb.CatalogException:  # a warehouse made before the view, opened read-only
         return {}
-    return {r["provider"]: r["supply"] for r in rows if r["supply"]}
+    return {r["provider"]: r["supply"] + (", inference host" if r["kind"] == "inference_host"
+                                          else "")
+            for r in rows if r["supply"]}

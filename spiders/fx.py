@@ -214,6 +214,43 @@ def load_fx_from_archive(archive_root: Path | str, con) -> int:
     return db.load_fx_rates(con, table)
 
 
+class FxRateMissing(LookupError):
+    """A currency the ECB rates do not carry on or before a day: a price in it cannot be
+    converted, and is never taken 1:1."""
+
+
+RateBook = dict[tuple[dt.date, str], tuple[float, str]]
+
+
+def rate_in_force(rates: RateBook, currency: str, day: dt.date) -> tuple[float, dt.date]:
+    """Units of `currency` per euro in force on `day` (the latest ECB rate on or before it, as
+    the warehouse's fx_rate_per_eur reads it) and the date of that rate. `rates` is
+    archived_rates()'s book. Raises FxRateMissing naming the currency and the day."""
+    currency = currency.upper()
+    if currency == "EUR":
+        return 1.0, day
+    dates = [d for (d, c) in rates if c == currency and d <= day]
+    if not dates:
+        known = sorted({c for (_d, c) in rates})
+        raise FxRateMissing(
+            f"the ECB reference rates hold no {currency} rate on or before {day} "
+            f"({len(known)} currencies archived: {', '.join(known[:40])}): a {currency} price "
+            "cannot be converted")
+    on = max(dates)
+    return rates[(on, currency)][0], on
+
+
+def convert(amount: float, from_cur: str, to_cur: str, day: dt.date, rates: RateBook) -> float:
+    """`amount` in `from_cur` as `to_cur` at the ECB rates in force on `day`: from_cur -> EUR ->
+    to_cur, the rule of the warehouse's fx_factor. Raises FxRateMissing, never converts 1:1
+    between two different currencies."""
+    if from_cur.upper() == to_cur.upper():
+        return amount
+    from_rate, _ = rate_in_force(rates, from_cur, day)
+    to_rate, _ = rate_in_force(rates, to_cur, day)
+    return amount * to_rate / from_rate
+
+
 Fetcher = Callable[[str], tuple[int, list[tuple[str, str]], bytes]]
 
 

@@ -24,8 +24,11 @@ from gpuprices.warehouse.contract import CaptureMeta, Offer
 Parser = Callable[[bytes, CaptureMeta], list[Offer]]
 
 # What a provider is, for readers of the report and for later provider kinds: a hyperscaler sells
-# GPUs among every other cloud product (many regions, reservations); a GPU cloud sells mainly GPUs.
-KINDS = ("hyperscaler", "gpu_cloud")
+# GPUs among every other cloud product (many regions, reservations); a GPU cloud sells mainly GPUs;
+# an inference host sells GPU hours only to serve the buyer's own model or app on its platform
+# (a container or serverless function: no root VM, no multi-node training) beside per-token or
+# per-output APIs, which are never GPU-hour rows (DeepInfra, fal; declaration `note` says what).
+KINDS = ("hyperscaler", "gpu_cloud", "inference_host")
 # Where the GPUs come from, so a report compares like with like: "own" runs its own data centres
 # (one price per SKU, one operator to hold to an SLA); "marketplace" lists many independent hosts'
 # offers for the same GPU at different prices; "reseller" sells capacity it rents from data-centre
@@ -57,6 +60,8 @@ class Provider:
     tables: tuple[str, ...] = ()  # reference CSVs in the package, each row with its source
     wayback_urls: tuple[str, ...] = ()  # current and former public pricing URLs
     node_shapes: NodeShapes | None = None
+    # What a buyer must know about what the rows are, when the kind alone does not say it.
+    note: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

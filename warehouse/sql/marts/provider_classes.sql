@@ -2,8 +2,8 @@
 -- like?
 --
 -- One row per provider declared in spiders/registry.py (the `providers` table, replaced at
--- every load from the declarations). kind: hyperscaler (GPUs among every other cloud product)
--- or gpu_cloud. supply: own (runs its own data centres: one price per SKU, one operator to hold
+-- every load from the declarations). kind: hyperscaler (GPUs among every other cloud product),
+-- gpu_cloud or inference_host (GPU hours only to serve the buyer's own model or app). supply: own (runs its own data centres: one price per SKU, one operator to hold
 -- to an SLA), marketplace (lists many independent hosts' offers for the same GPU at different
 -- prices: the cheapest listing is one host's, whose reliability varies) or reseller (sells
 -- capacity rented from data-centre partners under its own price list). latest_offers and
