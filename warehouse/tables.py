@@ -198,7 +198,8 @@ TABLES = {
     """,
     # The provider registry's declarations (spiders/registry.py), replaced whole at every load
     # (records.load_providers): the warehouse cannot import spiders, so flows/ passes them in.
-    # kind: hyperscaler | gpu_cloud; supply: own | marketplace | reseller (registry.SUPPLIES).
+    # kind: hyperscaler | gpu_cloud; supply: own | marketplace | reseller | aggregator
+    # (registry.SUPPLIES).
     "providers": """
     CREATE TABLE IF NOT EXISTS providers (
         provider VARCHAR NOT NULL,

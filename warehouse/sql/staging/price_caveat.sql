@@ -20,7 +20,8 @@ CASE
         THEN 'a ''from'' price: the floor of a dynamic price, not a quote '
              || '(extra.price_kind=from): not a firm price'
     WHEN json_extract_string(extra, '$.counted_under') IS NOT NULL
-        THEN 'a resold listing of ' || json_extract_string(extra, '$.counted_under')
+        THEN coalesce(json_extract_string(extra, '$.via') || ': ', '')
+             || 'a resold listing of ' || json_extract_string(extra, '$.counted_under')
              || '''s own offer (extra.counted_under): counted under that provider''s '
              || 'first-party price, not as a second market price'
 END
