@@ -95,8 +95,10 @@ def set_apart(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_a
         Column("gpu_hour", f"/GPU-h {currency}", "money"), Column("snapshot_date", "as of"),
         Column("age_days", "age (days)", "int"), Column("why", "why"),
     ], [r for r in rows if r["kind"] == "not firm"],
-        note="Prices the parser flagged as a likely placeholder or gave as a 'from' floor: "
-             "shown for reference, never a lowest, spread, trend or recommendation.")
+        note="Prices the parser flagged as a likely placeholder or gave as a 'from' floor, and "
+             "aggregators' listings of a cloud whose own prices are read first-party ('via "
+             "Shadeform from Lambda': the same machine, counted under that cloud): shown for "
+             "reference, never a lowest, spread, trend or recommendation.")
     stale = Table("offers_stale", "Stale offers (not recommended)", [
         Column("provider", "provider"), Column("snapshot_date", "last snapshot"),
         Column("age_days", "age (days)", "int"), Column("offers", "offers", "int"),

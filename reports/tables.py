@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -56,10 +57,10 @@ def view_rows(con: duckdb.DuckDBPyConnection, sql: str, *params: Any) -> list[di
 
 
 def provider_supply(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """Each provider's class (provider_classes: own, marketplace, reseller), shown next to the
-    provider so the report compares like with like; an inference host (kind `inference_host`:
-    GPU hours only to serve your own model or app, no root VM, no multi-node) says so beside
-    it. {} for a warehouse without the view."""
+    """Each provider's class (provider_classes: own, marketplace, reseller, aggregator), shown
+    next to the provider so the report compares like with like; an inference host (kind
+    `inference_host`: GPU hours only to serve your own model or app, no root VM, no multi-node)
+    says so beside it. {} for a warehouse without the view."""
     try:
         rows = view_rows(con, "SELECT provider, supply, kind FROM provider_classes")
     except duckdb.CatalogException:  # a warehouse made before the view, opened read-only
@@ -67,3 +68,18 @@ def provider_supply(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {r["provider"]: r["supply"] + (", inference host" if r["kind"] == "inference_host"
                                           else "")
             for r in rows if r["supply"]}
+
+
+def offer_label(provider: str, sku: str, extra: Any = None) -> str:
+    """How the report names an offer: provider and sku, and for an aggregator's row the cloud
+    that runs the machine, as its parser wrote it ("shadeform paperspace/A100_80Gx8 (via
+    Shadeform from Paperspace)": spiders/resold.py)."""
+    via = None
+    if isinstance(extra, str) and '"via"' in extra:
+        try:
+            via = json.loads(extra).get("via")
+        except (json.JSONDecodeError, AttributeError):
+            via = None
+    elif isinstance(extra, dict):
+        via = extra.get("via")
+    return f"{provider} {sku} ({via})" if via else f"{provider} {sku}"

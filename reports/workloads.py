@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from gpuprices.reports.tables import Column, Table, provider_supply, view_rows
+from gpuprices.reports.tables import Column, Table, offer_label, provider_supply, view_rows
 from gpuprices.sizing import parallel
 from gpuprices.sizing.rank import rank as sizing_rank
 from gpuprices.sizing.workload import Workload
@@ -41,6 +41,10 @@ _OFFER_COLS = [
 MARKETPLACE_NOTE = ("a marketplace listing: one independent host's offer among many for this "
                     "GPU, not the provider's own capacity (host reliability and availability "
                     "vary; compare with the best 'own' or 'reseller' offer below)")
+# Said when the best offer is an aggregator's row (provider_classes): another cloud runs the
+# machine; a row whose cloud we read first-party never gets here (price_caveat sets it apart).
+AGGREGATOR_NOTE = ("an aggregator's listing: another cloud runs this machine (the offer says "
+                   "which where the source names it), booked at the aggregator's price")
 # Marks a tokens/s figure whose GPU class has no published training measurement.
 ASSUMED_MARK = "†"
 ASSUMED_NOTE = (f"{ASSUMED_MARK} efficiency assumed: no published training measurement for "
@@ -155,7 +159,8 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
         rep = lookup.get((row["provider"], row["sku"], row.get("region"),
                           row["pricing_model"], row["gpu_model"]), {})
         row = dict(row, n_regions=rep.get("n_regions", 1), layout=_layout(row),
-                   offer=f"{row['provider']} {row['sku']}", speed=_speed(row),
+                   offer=offer_label(row["provider"], row["sku"], rep.get("extra")),
+                   speed=_speed(row),
                    supply=supply.get(row["provider"]))
         (ok if row["verdict"] == "ok" else apart if row["verdict"] in APART
          else bad).append(row)
@@ -238,9 +243,10 @@ def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
             if row is None:
                 row = dict(offer="none: no firm, fresh offer of this kind fits",
                            cost_to_finish=None)
-            elif row.get("supply") == "marketplace":
-                row = dict(row, reason=MARKETPLACE_NOTE + (f"; {row['reason']}"
-                                                           if row.get("reason") else ""))
+            elif row.get("supply") in ("marketplace", "aggregator"):
+                note = MARKETPLACE_NOTE if row["supply"] == "marketplace" else AGGREGATOR_NOTE
+                row = dict(row, reason=note + (f"; {row['reason']}" if row.get("reason")
+                                               else ""))
             dearer = (_dearer_than_on_demand(row, sec["choices"].get("on_demand"))
                       if choice == "committed" else None)
             if dearer:

@@ -32,8 +32,10 @@ KINDS = ("hyperscaler", "gpu_cloud", "inference_host")
 # Where the GPUs come from, so a report compares like with like: "own" runs its own data centres
 # (one price per SKU, one operator to hold to an SLA); "marketplace" lists many independent hosts'
 # offers for the same GPU at different prices; "reseller" sells capacity it rents from data-centre
-# partners under its own price list.
-SUPPLIES = ("own", "marketplace", "reseller")
+# partners under its own price list; "aggregator" lists other clouds' machines, each row one
+# upstream cloud's offer (spiders/resold.py: the row names that cloud where the source does, and
+# is not counted twice when we also read that cloud first-party; docs/providers.md).
+SUPPLIES = ("own", "marketplace", "reseller", "aggregator")
 PACKAGE = "gpuprices.spiders.providers"
 
 

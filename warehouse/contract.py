@@ -18,7 +18,8 @@ import pyarrow as pa
 PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe",
              "vast", "hyperbolic", "oracle", "scaleway", "together",
              "verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean",
-             "civo", "deepinfra", "e2e", "fal", "tensorpool")
+             "civo", "deepinfra", "e2e", "fal", "tensorpool",
+             "computepulse", "gpuai", "sesterce", "shadeform")
 PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
 
 OFFER_SCHEMA = pa.schema(

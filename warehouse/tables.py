@@ -199,7 +199,7 @@ TABLES = {
     # The provider registry's declarations (spiders/registry.py), replaced whole at every load
     # (records.load_providers): the warehouse cannot import spiders, so flows/ passes them in.
     # kind: hyperscaler | gpu_cloud | inference_host (registry.KINDS); supply: own | marketplace |
-    # reseller (registry.SUPPLIES).
+    # reseller | aggregator (registry.SUPPLIES).
     "providers": """
     CREATE TABLE IF NOT EXISTS providers (
         provider VARCHAR NOT NULL,

@@ -70,3 +70,16 @@ def html_tree(body: bytes, meta: CaptureMeta) -> Any:
         return lxml_html.fromstring(text)
     except (ValueError, lxml_html.etree.ParserError) as exc:
         raise ParseError(meta.provider, meta.url, f"HTML has no elements ({exc})") from exc
+
+
+def spaced_gpu_name(name: str) -> str:
+    """A run-together GPU id as some APIs write it, in the words the GPU table knows:
+    "RTX6000Ada" -> "RTX 6000 Ada", "RTXPro6000" -> "RTX Pro 6000", "A100_80G" -> "A100 80GB",
+    "H100_nvl" -> "H100 nvl", "rtx_pro_6000" -> "rtx pro 6000" (Shadeform's and Sesterce's
+    `gpu_type`/`gpuName`, Compute Pulse's `gpu_model`, GPU.ai's `gpu_type`)."""
+    text = name.replace("_", " ")
+    text = re.sub(r"\b(\d+)G\b", r"\1GB", text)
+    text = re.sub(r"(?i)^rtx(?=\d|pro)", "RTX ", text)
+    text = re.sub(r"(?i)pro(?=\d)", "Pro ", text)
+    text = re.sub(r"(?i)(\d)(ada|ti)\b", r"\1 \2", text)
+    return re.sub(r"\s+", " ", text).strip()

@@ -7,8 +7,9 @@
 -- older than the limit: stale_offers lists them) never win. Prices convert to USD and EUR with
 -- fx_factor at the offer's own snapshot date; an offer that cannot be converted ranks last.
 -- Every row carries the winner's snapshot_date and age_days, and its provider's class (supply:
--- own, marketplace or reseller; provider_classes): a marketplace's cheapest is one host's
--- listing. Ties go to provider, sku, region alphabetically.
+-- own, marketplace, reseller or aggregator; provider_classes): a marketplace's cheapest is one
+-- host's listing; an aggregator's listing of a cloud read first-party is not firm, so never
+-- wins here (price_caveat). Ties go to provider, sku, region alphabetically.
 CREATE OR REPLACE VIEW cheapest_now AS
 WITH priced AS (
     SELECT

@@ -6,8 +6,11 @@
 -- parser flagged it as a likely placeholder (extra.suspect_placeholder, e.g. Runpod's 0.50 where
 -- a rate is missing: spiders/providers/runpod/parser.py) or marked it as the floor of a dynamic
 -- price (extra.price_kind = 'from', Nebius' preemptible "from $X":
--- spiders/providers/nebius/parser.py). Created before any load or migration uses it
--- (warehouse/schema.py: init_schema).
+-- spiders/providers/nebius/parser.py). An aggregator's listing of a cloud we also read
+-- first-party (extra.counted_under, spiders/resold.py) is the same machine as that cloud's own
+-- offer: it is listed, with "via <aggregator> from <cloud>", but never counted as a second
+-- market price (docs/providers.md, "Kinds of seller"). Created before any load or migration
+-- uses it (warehouse/schema.py: init_schema).
 CREATE OR REPLACE MACRO price_caveat(extra) AS
 CASE
     WHEN json_extract_string(extra, '$.suspect_placeholder') = 'true'
@@ -16,4 +19,9 @@ CASE
     WHEN json_extract_string(extra, '$.price_kind') = 'from'
         THEN 'a ''from'' price: the floor of a dynamic price, not a quote '
              || '(extra.price_kind=from): not a firm price'
+    WHEN json_extract_string(extra, '$.counted_under') IS NOT NULL
+        THEN coalesce(json_extract_string(extra, '$.via') || ': ', '')
+             || 'a resold listing of ' || json_extract_string(extra, '$.counted_under')
+             || '''s own offer (extra.counted_under): counted under that provider''s '
+             || 'first-party price, not as a second market price'
 END
