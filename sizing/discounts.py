@@ -165,8 +165,11 @@ def apply(offers: Sequence[dict[str, Any]], discounts: Sequence[Discount], today
             out.append(o)
             continue
         used.add(d_i)
+        per_gpu = o.get("price_per_gpu_hour")
         out.append(dict(o, price_per_hour=new, list_price_per_hour=listed,
-                        negotiated=d.sentence()))
+                        negotiated=d.sentence(),
+                        price_per_gpu_hour=(per_gpu * new / listed if per_gpu is not None
+                                            and listed else per_gpu)))
     notes += [f"discount {d.label!r} ({d.provider}) matched no offer" for i, d in
               enumerate(live) if i not in used]
     return out, notes

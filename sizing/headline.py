@@ -32,7 +32,7 @@ def _hours(h: Any) -> str:
 
 def _where(r: Any) -> str:
     region, country = _get(r, "region"), _get(r, "country")
-    parts = [p for p in (region, country) if p]
+    parts = [p for p in (region, country) if isinstance(p, str) and p]
     return f" ({', '.join(parts)})" if parts else ""
 
 

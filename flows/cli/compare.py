@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
     console,
@@ -63,7 +64,7 @@ def _demands(path: Path, own: dict[str, float]) -> list[Demand]:
 
 
 def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
-          demands: list[Demand]) -> list[dict[str, Any]]:
+          demands: list[Demand], discounts: list[Any] | None = None) -> list[dict[str, Any]]:
     problem = warehouse_problem(db_path)
     if problem:
         raise fail(escape(problem))
@@ -71,7 +72,7 @@ def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
     try:
         day = day or warehouse_today(con)
         limit = db.age_limit(con, config_max_age_days(max_age_days))
-        return compare_demands(con, day, currency, demands, limit)
+        return compare_demands(con, day, currency, demands, limit, discounts or ())
     except (ValueError, duckdb.Error) as exc:
         raise fail(f"{db_path}: {escape(str(exc))}") from None
     finally:
@@ -115,6 +116,7 @@ def compare(
         "--max-age-days", min=0, help="A provider's snapshot older than this is stale")] = None,
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    discounts_file: DiscountsOption = None,
 ) -> None:
     """Rent, reserve or own: the monthly cost of each sustained demand on-demand, on spot, on
     each committed term the warehouse holds and owned, with the hours per week above which each
@@ -123,7 +125,7 @@ def compare(
     day = date_option(date)
     demands = _demands(demand_file, _overrides(own))
     results = _read(data_dir_of(data_dir) / "warehouse.duckdb", day, currency, max_age_days,
-                    demands)
+                    demands, read_discounts(discounts_file))
     if as_json:
         typer.echo(json.dumps([jsonable(r) for r in results], indent=2, default=str))
         return
