@@ -39,7 +39,9 @@ def _where(r: Any) -> str:
 def offer_words(r: Any) -> str:
     """'8×8 H100-SXM-80GB on-demand at lambda 1-Click Cluster ... (US)'."""
     kind = KIND.get(_get(r, "choice") or "", _get(r, "pricing_model") or "")
-    return (f"{_get(r, 'nodes')}×{_get(r, 'gpus_per_node')} {_get(r, 'gpu_model')} {kind} at "
+    nodes, per_node, used = _get(r, "nodes"), _get(r, "gpus_per_node"), _get(r, "gpus")
+    uses = f" (uses {used})" if used and nodes and per_node and used < nodes * per_node else ""
+    return (f"{nodes}×{per_node} {_get(r, 'gpu_model')}{uses} {kind} at "
             f"{_get(r, 'provider')} {_get(r, 'sku')}{_where(r)}")
 
 
