@@ -6,6 +6,8 @@ with, or None.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpuprices.sizing import network as net
 from gpuprices.sizing.constraint_fields import AREAS
 from gpuprices.sizing.workload_fields import Workload
@@ -42,6 +44,19 @@ def outside_region(w: Workload, provider: str, region: str | None, country: str 
         return f"outside the allowed regions ({where_text(w)}): country {why_country}"
     return (f"outside the allowed regions ({where_text(w)}): {provider} "
             f"{region or ''} is in {country}").replace("  ", " ")
+
+
+def deadline_layouts(w: Workload) -> list[Workload]:
+    """The GPU counts a deadline may use: the workload as written, and, when it sets
+    `deadline_hours` and a `max_gpus` above `gpus`, the same job on 2x, 4x, ... `gpus` up to
+    `max_gpus` (sizing/rank.py keeps, per offer, the cheapest that finishes in time)."""
+    if w.deadline_hours is None or not w.gpus or not w.max_gpus or w.max_gpus <= w.gpus:
+        return [w]
+    out, n = [w], w.gpus * 2
+    while n <= w.max_gpus:
+        out.append(replace(w, gpus=n))
+        n *= 2
+    return out
 
 
 def misses_deadline(w: Workload, hours: float) -> str | None:

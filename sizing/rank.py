@@ -186,8 +186,10 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     usd_factor = 1.0 if currency == "USD" else usd_to_currency
     cache = _Cache(_shapes(node_shapes), measurements)
     band_cache: dict[str, float] = {}
-    out: dict[str, list[RankRow]] = {}
-    for wi, w in enumerate(workloads):
+    runs: dict[str, list[list[RankRow]]] = {}
+    # a deadline with room in max_gpus: the job on more GPUs too (sizing/constraints.py)
+    layouts = [v for w in workloads for v in limits.deadline_layouts(w)]
+    for wi, w in enumerate(layouts):
         keyed = sorted((_quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache), idx)
                        for idx, o in enumerate(records))
         chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
@@ -204,10 +206,36 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
             row.choice = picks.get(idx)
             rows.append(row)
         rows.sort(key=_sort_key)
+        runs.setdefault(w.name, []).append(rows)
+    out: dict[str, list[RankRow]] = {}
+    for w in workloads:
+        rows = runs[w.name][0] if len(runs[w.name]) == 1 else _merge(runs[w.name])
         # A commitment in the headline only when it pays for this run (sizing/commitment_pays.py)
         commitment_pays.settle(rows, records)
         out[w.name] = rows
     return out
+
+
+def _merge(runs: list[list[RankRow]]) -> list[RankRow]:
+    """One ranking from the same workload on several GPU counts (a deadline with room in
+    max_gpus): per offer its best row (one that meets the deadline before one that misses
+    it, then the cheapest), and the choices again over them, as _choices makes them."""
+    best: dict[tuple, RankRow] = {}
+    for row in sorted((r for rows in runs for r in rows), key=_sort_key):
+        best.setdefault((row.provider, row.sku, row.region, row.pricing_model,
+                         row.gpu_model), row)
+    rows = list(best.values())
+    kinds: dict[str, list[tuple[str, int]]] = {}
+    for i, r in enumerate(rows):
+        r.choice = None
+        kind = why.choice_of(r.pricing_model)
+        if r.verdict == "ok" and kind:
+            kinds.setdefault(kind, []).append((r.fit_verdict or "fits", i))
+    for kind, cands in kinds.items():
+        pick = fit.prefer_fits(cands)
+        if pick is not None:
+            rows[pick].choice = kind
+    return rows
 
 
 def _choices(keyed: list[tuple[tuple, int]], records: list[dict[str, Any]]) -> dict[int, str]:

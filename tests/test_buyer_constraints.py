@@ -278,3 +278,43 @@ def test_rank_command_takes_deadline_region_and_discounts(w41_settings, tmp_path
     bad = runner.invoke(app, ["rank", str(WORKLOADS), "--deadline", "soon",
                               "--data-dir", str(w41_settings.data_dir)])
     assert bad.exit_code == 2 and "expected hours" in bad.output
+
+
+def test_a_deadline_with_room_in_max_gpus_scales_the_job_out(offers, workloads, ranked):
+    name = "full-llama3.1-8b-8gpu"
+    w = dataclasses.replace(_by_name(workloads, name), deadline_hours=5)
+    on_8 = rank([w], offers, top=10, node_shapes=registry.node_shapes())[name]
+    wide = rank([dataclasses.replace(w, max_gpus=32)], offers, top=10,
+                node_shapes=registry.node_shapes())[name]
+    pick_8 = min((r for r in on_8 if r.choice), key=lambda r: r.cost_to_finish)
+    pick = min((r for r in wide if r.choice), key=lambda r: r.cost_to_finish)
+    assert pick_8.gpus == 8 and pick.gpus > 8 and pick.hours <= 5
+    assert pick.cost_to_finish < pick_8.cost_to_finish  # more GPUs, sooner, and cheaper here
+    by_offer = {(r.provider, r.sku, r.region, r.pricing_model, r.gpu_model) for r in wide}
+    assert len(by_offer) == len(wide)  # one row per offer across the layouts tried
+    assert all(r.verdict != "ok" or r.hours <= 5 for r in wide)
+
+
+def test_compare_breaks_even_on_negotiated_prices(w41_settings, tmp_path):
+    from gpuprices.reports.rent_or_own import compare_demands
+    from gpuprices.sizing.rent_or_own import Demand
+
+    path = tmp_path / "discounts.toml"
+    path.write_text('[[discount]]\nprovider = "runpod"\npricing_model = "on_demand"\n'
+                    'gpu_model = "H100-SXM-80GB"\npercent_off = 50\nlabel = "Runpod quote"\n'
+                    'expires = 2099-01-01\n')
+    entries = discounts.load(path)
+    demand = [Demand("h100", "H100-SXM-80GB", 8, 40, 12)]
+    con = db.connect(w41_settings.db_path, read_only=True)
+    try:
+        (listed,) = compare_demands(con, DAY, "USD", demand, 14)
+        (deal,) = compare_demands(con, DAY, "USD", demand, 14, entries, DAY)
+    finally:
+        con.close()
+
+    def od(res):
+        return next(o for o in res["options"] if o["kind"] == "on_demand")
+
+    assert od(listed)["source"].startswith("runpod")
+    assert od(deal)["per_hour"] == pytest.approx(od(listed)["per_hour"] / 2)
+    assert od(deal)["source"].endswith("(negotiated)")
