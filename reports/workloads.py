@@ -231,19 +231,6 @@ def _layout(row: dict[str, Any]) -> str:
     return f"{row['nodes']}×{row['gpus_per_node']} {row['gpu_model']}{used}"
 
 
-def _dearer_than_on_demand(row: dict[str, Any], on_demand: dict[str, Any] | None) -> str | None:
-    """A committed pick that costs more to finish this run than the on-demand pick: the buyer
-    should read first that the commitment does not pay for this run (a 24-hour minimum bill for
-    a 2-hour job), then why."""
-    if not on_demand or not row.get("cost_to_finish") or not on_demand.get("cost_to_finish"):
-        return None
-    ratio = row["cost_to_finish"] / on_demand["cost_to_finish"]
-    if ratio <= 1:
-        return None
-    return (f"x{ratio:,.1f} the on-demand pick's cost to finish this run: a commitment does not "
-            f"pay for it")
-
-
 def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
     """The headline: per workload its best firm on-demand, spot and committed offer side by
     side, or what is missing."""
@@ -260,11 +247,6 @@ def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
             elif row.get("supply") == "marketplace":
                 row = dict(row, reason=MARKETPLACE_NOTE + (f"; {row['reason']}"
                                                            if row.get("reason") else ""))
-            dearer = (_dearer_than_on_demand(row, sec["choices"].get("on_demand"))
-                      if choice == "committed" else None)
-            if dearer:
-                row = dict(row, reason=dearer + (f"; {row['reason']}" if row.get("reason")
-                                                 else ""))
             rows.append(dict(row, workload=sec["name"], choice_label=label))
     return Table("where_to_rent", "Best firm offer of each kind, per workload", CHOICE_COLS, rows,
                  note="Per workload, the best firm on-demand, spot and committed offer, by "

@@ -141,6 +141,12 @@ def path_from(option: Path | None) -> Path | None:
     return Path(env) if env else None
 
 
+def expired(discounts: Sequence[Discount], today: dt.date) -> list[str]:
+    """What to say of the entries past their expiry date on `today` (they are ignored)."""
+    return [f"discount {d.label!r} ({d.provider}) expired {d.expires.isoformat()}: ignored, "
+            "list prices used" for d in discounts if d.expires < today]
+
+
 def apply(offers: Sequence[dict[str, Any]], discounts: Sequence[Discount], today: dt.date,
           currency: str, usd_to_currency: float | None
           ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -149,8 +155,7 @@ def apply(offers: Sequence[dict[str, Any]], discounts: Sequence[Discount], today
     entries that matched nothing. `offers` are priced in `currency`; `usd_to_currency`
     converts a fixed price in USD to it (its inverse a fixed EUR price to USD)."""
     live = [d for d in discounts if d.expires >= today]
-    notes = [f"discount {d.label!r} ({d.provider}) expired {d.expires.isoformat()}: ignored, "
-             "list prices used" for d in discounts if d.expires < today]
+    notes = expired(discounts, today)
     used: set[int] = set()
     out = []
     for o in offers:

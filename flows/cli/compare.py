@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from pathlib import Path
@@ -22,6 +23,7 @@ from gpuprices.flows.cli.rank_inputs import (
     currency_option,
     data_dir_of,
     date_option,
+    err,
     fail,
     jsonable,
     warehouse_today,
@@ -29,6 +31,7 @@ from gpuprices.flows.cli.rank_inputs import (
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
 from gpuprices.reports.rent_or_own import compare_demands
+from gpuprices.sizing.discounts import expired
 from gpuprices.sizing.rent_or_own import OWNERSHIP_FIELDS, Demand, DemandError, load_demands
 from gpuprices.warehouse import db
 from gpuprices.warehouse.gpus import gpu_models
@@ -124,8 +127,11 @@ def compare(
     currency = currency_option(currency)
     day = date_option(date)
     demands = _demands(demand_file, _overrides(own))
+    entries = read_discounts(discounts_file)
+    for note in expired(entries, dt.date.today()):
+        err.print(f"[yellow]{escape(note)}[/yellow]")
     results = _read(data_dir_of(data_dir) / "warehouse.duckdb", day, currency, max_age_days,
-                    demands, read_discounts(discounts_file))
+                    demands, entries)
     if as_json:
         typer.echo(json.dumps([jsonable(r) for r in results], indent=2, default=str))
         return
