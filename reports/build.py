@@ -20,6 +20,8 @@ from gpuprices.reports.bench_plan import plan_appendix
 from gpuprices.reports.tables import Table
 from gpuprices.reports.weeks import iso_week, week_bounds
 from gpuprices.reports.workloads import choices_table, rank_for_report, workload_sections
+from gpuprices.sizing import discounts as negotiated
+from gpuprices.sizing.headline import one_line
 from gpuprices.sizing.workload import Workload
 from gpuprices.warehouse import db
 
@@ -46,6 +48,9 @@ class Report:
     headline: Table | None = None  # per workload: best firm on-demand, spot, committed offer
     bench_plan: Table | None = None  # appendix: the tests to run on each headline offer first
     rent_own: Table | None = None  # rent, reserve or own the sustained demands
+    # One line per workload, first in the report: the pick, its cost and duration, the fallback
+    # (sizing/headline.py).
+    picks: list[str] = field(default_factory=list)
 
     def tables(self) -> list[Table]:
         out = [self.headline] if self.headline else []
@@ -74,11 +79,13 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                  rank_fn: Callable[..., Any] | None = None,
                  now: dt.datetime | None = None,
                  node_shapes: Mapping[str, Sequence[int]] | None = None,
-                 max_age_days: int | None = None) -> Report:
+                 max_age_days: int | None = None,
+                 discounts: Sequence[negotiated.Discount] = ()) -> Report:
     """The report of `week` (default: the latest with data) in `currency`. `rank_fn` replaces
     rank_for_report (same arguments); `node_shapes` (provider -> GPUs per node it sells, from the
     provider registry) goes to the sizing engine; `max_age_days`: the age limit of "now"
-    (default: the warehouse's, default_max_age_days())."""
+    (default: the warehouse's, default_max_age_days()); `discounts`: the buyer's negotiated
+    prices (sizing/discounts.py), in force on the day the report is generated."""
     currency = currency.upper()
     week = (week or latest_week(con)).upper()
     start, end = week_bounds(week)
@@ -91,9 +98,12 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                  generated_at=now or dt.datetime.now(dt.UTC), max_age_days=max_age_days)
     rep.workloads, notes = workload_sections(con, end, currency, workloads,
                                              rank_fn or rank_for_report, node_shapes,
-                                             max_age_days)
+                                             max_age_days, discounts,
+                                             rep.generated_at.date())
     rep.notes += notes
-    rep.rent_own = rent_or_own.section(con, end, currency, max_age_days)
+    rep.picks = [one_line(w["name"], w["rows"], currency) for w in rep.workloads]
+    rep.rent_own = rent_or_own.section(con, end, currency, max_age_days,
+                                       discounts=discounts, today=rep.generated_at.date())
     rep.gpu_now, rep.spread = sections.gpu_now(con, end, currency, max_age_days)
     rep.not_firm, rep.stale = sections.set_apart(con, end, currency, max_age_days)
     rep.trend, rep.trend_ends = sections.trend(con, end, currency, max_age_days)

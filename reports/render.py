@@ -65,6 +65,7 @@ def render_markdown(rep: Report) -> str:
            f"\"Now\" is each provider's latest snapshot on or before {rep.end} if it is at most "
            f"{rep.max_age_days} days old; figures use firm prices only. "
            f"Generated {rep.generated_at:%Y-%m-%d %H:%M} UTC.", ""]
+    out += [f"- {_md_cell(line, 'text')}" for line in rep.picks] + ([""] if rep.picks else [])
     if rep.headline:
         out += ["## Where to rent this week", "", _md_table(rep.headline)]
     out += [f"- {n}" for n in rep.notes] + ([""] if rep.notes else [])
@@ -131,11 +132,12 @@ def write_report(con: duckdb.DuckDBPyConnection, out_root: Path | str, week: str
                  currency: str = "EUR", workloads: Sequence[Workload] = (),
                  rank_fn: Callable[..., Any] | None = None,
                  node_shapes: Mapping[str, Sequence[int]] | None = None,
-                 max_age_days: int | None = None) -> Path:
+                 max_age_days: int | None = None,
+                 discounts: Sequence[Any] = ()) -> Path:
     """Build the report and write `<out_root>/<week>/report.html`, `report.md` and the CSVs.
     Returns the HTML path. The HTML is written last, so its presence means a complete set."""
     rep = build_report(con, week, currency, workloads, rank_fn, node_shapes=node_shapes,
-                       max_age_days=max_age_days)
+                       max_age_days=max_age_days, discounts=discounts)
     folder = Path(out_root) / rep.week
     folder.mkdir(parents=True, exist_ok=True)
     for t in rep.tables():

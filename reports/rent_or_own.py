@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from gpuprices.reports.tables import Column, Table, view_rows
+from gpuprices.sizing import discounts as negotiated
 from gpuprices.sizing.rent_or_own import (
     EXAMPLE_DEMANDS,
     Demand,
@@ -34,24 +35,56 @@ COLUMNS = [Column("demand", "demand"), Column("option", "option"),
 
 
 def term_prices(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
-                max_age_days: int) -> tuple[dict[str, list[TermPrice]], float | None]:
+                max_age_days: int, discounts: Sequence[negotiated.Discount] = (),
+                today: dt.date | None = None
+                ) -> tuple[dict[str, list[TermPrice]], float | None]:
     """gpu model -> the cheapest firm offer of each pricing model and term on `day`, and the
-    USD -> currency factor of the day (None without a rate) for the ownership figures."""
-    rows = view_rows(con, "SELECT * FROM gpu_terms_as_of(?::DATE, ?, ?)",
-                     day, currency, max_age_days)
+    USD -> currency factor of the day (None without a rate) for the ownership figures. With
+    `discounts` (sizing/discounts.py) the offers are priced at the negotiated prices in force
+    on `today` first, then the cheapest taken as gpu_terms_as_of takes it."""
+    usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, day]).fetchone()[0]
+    if discounts:
+        rows = _negotiated_terms(con, day, currency, max_age_days, discounts, today, usd)
+    else:
+        rows = view_rows(con, "SELECT * FROM gpu_terms_as_of(?::DATE, ?, ?)",
+                         day, currency, max_age_days)
     out: dict[str, list[TermPrice]] = {}
     for r in rows:
         out.setdefault(r["gpu_model"], []).append(TermPrice(
             r["pricing_model"], r["commitment_months"], float(r["lowest"]), r["lowest_at"],
             r["sku"], r["lowest_snapshot_date"]))
-    usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, day]).fetchone()[0]
     return out, usd
 
 
+def _negotiated_terms(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
+                      max_age_days: int, discounts: Sequence[negotiated.Discount],
+                      today: dt.date | None, usd: float | None) -> list[dict[str, Any]]:
+    """gpu_terms_as_of's rows (the lowest firm, fresh price per GPU-hour per GPU model, pricing
+    model and term) over the offers at their negotiated prices."""
+    offers = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) "
+                       "WHERE price_per_gpu_hour IS NOT NULL AND gpu_model IS NOT NULL "
+                       "AND firm_price AND NOT is_stale ORDER BY provider, sku, region",
+                       day, currency, max_age_days)
+    priced, _ = negotiated.apply(offers, discounts, today or dt.date.today(), currency, usd)
+    best: dict[tuple, dict[str, Any]] = {}
+    for o in priced:
+        key = (o["gpu_model"], o["pricing_model"], o["commitment_months"])
+        if key not in best or o["price_per_gpu_hour"] < best[key]["lowest"]:
+            best[key] = dict(gpu_model=o["gpu_model"], pricing_model=o["pricing_model"],
+                             commitment_months=o["commitment_months"],
+                             lowest=o["price_per_gpu_hour"], lowest_at=o["provider"],
+                             sku=o["sku"] + (" (negotiated)" if o.get("negotiated") else ""),
+                             lowest_snapshot_date=o["snapshot_date"])
+    return list(best.values())
+
+
 def compare_demands(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
-                    demands: Sequence[Demand], max_age_days: int) -> list[dict[str, Any]]:
-    """gpuprices.sizing.rent_or_own.compare of each demand at the day's prices, in `currency`."""
-    prices, usd = term_prices(con, day, currency, max_age_days)
+                    demands: Sequence[Demand], max_age_days: int,
+                    discounts: Sequence[negotiated.Discount] = (),
+                    today: dt.date | None = None) -> list[dict[str, Any]]:
+    """gpuprices.sizing.rent_or_own.compare of each demand at the day's prices, in `currency`
+    (at the negotiated prices of `discounts` in force on `today`)."""
+    prices, usd = term_prices(con, day, currency, max_age_days, discounts, today)
     out = []
     for d in demands:
         result = compare(d, prices.get(d.gpu_model, []), ownership_for(d.gpu_model, d.own),
@@ -82,8 +115,10 @@ def rent_or_own_table(results: list[dict[str, Any]], currency: str) -> Table:
 
 
 def section(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str, max_age_days: int,
-            demands: Sequence[Demand] | None = None) -> Table:
+            demands: Sequence[Demand] | None = None,
+            discounts: Sequence[negotiated.Discount] = (),
+            today: dt.date | None = None) -> Table:
     """The report's table for `demands` (default: the shipped sizing/demands.toml)."""
     demands = load_demands(EXAMPLE_DEMANDS) if demands is None else demands
-    return rent_or_own_table(compare_demands(con, end, currency, demands, max_age_days),
-                             currency)
+    return rent_or_own_table(compare_demands(con, end, currency, demands, max_age_days,
+                                             discounts, today), currency)

@@ -17,7 +17,9 @@ from typing import Any
 import duckdb
 
 from gpuprices.reports.tables import Column, Table, offer_label, provider_supply, view_rows
+from gpuprices.sizing import discounts as negotiated
 from gpuprices.sizing import parallel
+from gpuprices.sizing.constraints import CONSTRAINT_VERDICTS
 from gpuprices.sizing.rank import rank as sizing_rank
 from gpuprices.sizing.workload import Workload
 from gpuprices.warehouse import benchmarks
@@ -76,7 +78,9 @@ APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"), Column("su
               Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
               Column("pricing_model", "pricing"), Column("snapshot_date", "snapshot", "date"),
               Column("age_days", "age (d)", "int"), Column("reason", "why")]
-APART = ("stale", "not_firm")  # priced, but never recommended: listed apart with the reason
+# Priced, but never recommended: listed apart with the reason (stale, not firm, against the
+# workload's constraints). Offers outside the workload's regions are not its market: left out.
+APART = ("stale", "not_firm", *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
 NOFIT_COLS = [
     Column("verdict", "verdict"), Column("gpu_model", "GPU"),
     Column("gpus_per_node", "GPUs/node", "int"), Column("n_offers", "offers", "int"),
@@ -112,6 +116,7 @@ def group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
             band = extra  # per-region spot risk: keep regions apart
         # Firm and stale are part of the key: a placeholder never stands for a firm price.
         key = (o["provider"], o["sku"], o["gpu_model"], o["gpu_count"], o["pricing_model"],
+               o.get("negotiated"),
                o.get("commitment_months"), o.get("billing_increment_s"),
                o.get("min_billing_s"), o.get("interconnect"), band, o.get("firm_price"),
                bool(o.get("is_stale")), o.get("snapshot_date"))
@@ -131,9 +136,13 @@ def group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str,
                       workloads: Sequence[Workload], rank_fn: Callable[..., Any],
                       node_shapes: Mapping[str, Sequence[int]] | None = None,
-                      max_age_days: int = 14) -> tuple[list[dict[str, Any]], list[str]]:
+                      max_age_days: int = 14,
+                      discounts: Sequence[negotiated.Discount] = (),
+                      today: dt.date | None = None
+                      ) -> tuple[list[dict[str, Any]], list[str]]:
     """Per workload its top offers, best offer per provider and what does not fit; and notes.
-    Offers older than `max_age_days` at `end` come marked stale (never recommended)."""
+    Offers older than `max_age_days` at `end` come marked stale (never recommended).
+    `discounts`: the buyer's negotiated prices (sizing/discounts.py) in force on `today`."""
     # In a fixed order, so that equal costs always come out the same way round.
     rows = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL", end,
                      currency, max_age_days)
@@ -143,6 +152,10 @@ def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: st
         notes.append(f"{len(rows) - len(priced)} offers have no exchange rate to {currency} on "
                      "their snapshot date and are not ranked.")
     usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, end]).fetchone()[0]
+    if discounts:
+        priced, said = negotiated.apply(priced, discounts, today or dt.date.today(), currency,
+                                        usd)
+        notes += said
     reps = group_offers(priced)
     ranked = rank_fn(workloads, reps, currency, usd, node_shapes,
                      measurements=benchmarks.measured(con)) if reps and workloads else {}
@@ -184,6 +197,9 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
                     f"{w.name}: priced but not recommended (stale or not a firm price)",
                     APART_COLS, apart[:TOP_OFFERS], total=len(apart)),
         choices={row["choice"]: row for row in ok if row.get("choice")},
+        # the committed row set aside because it does not pay for this run (its note says why)
+        committed_note=next((r["choice_note"] for r in ok if r.get("choice_note")), None),
+        rows=ok + apart + bad,
         nofit=Table(f"workload_{slug}_no_fit",
                     f"{w.name}: what does not fit, cannot run or cannot be priced, and why",
                     NOFIT_COLS, _why_not(bad)),
@@ -220,19 +236,6 @@ def _layout(row: dict[str, Any]) -> str:
     return f"{row['nodes']}×{row['gpus_per_node']} {row['gpu_model']}{used}"
 
 
-def _dearer_than_on_demand(row: dict[str, Any], on_demand: dict[str, Any] | None) -> str | None:
-    """A committed pick that costs more to finish this run than the on-demand pick: the buyer
-    should read first that the commitment does not pay for this run (a 24-hour minimum bill for
-    a 2-hour job), then why."""
-    if not on_demand or not row.get("cost_to_finish") or not on_demand.get("cost_to_finish"):
-        return None
-    ratio = row["cost_to_finish"] / on_demand["cost_to_finish"]
-    if ratio <= 1:
-        return None
-    return (f"x{ratio:,.1f} the on-demand pick's cost to finish this run: a commitment does not "
-            f"pay for it")
-
-
 def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
     """The headline: per workload its best firm on-demand, spot and committed offer side by
     side, or what is missing."""
@@ -240,18 +243,16 @@ def choices_table(sections: Sequence[dict[str, Any]]) -> Table:
     for sec in sections:
         for choice, label in CHOICE_LABELS.items():
             row = sec["choices"].get(choice)
-            if row is None:
+            if row is None and choice == "committed" and sec.get("committed_note"):
+                row = dict(offer="none: no commitment pays for this run",
+                           cost_to_finish=None, reason=sec["committed_note"])
+            elif row is None:
                 row = dict(offer="none: no firm, fresh offer of this kind fits",
                            cost_to_finish=None)
             elif row.get("supply") in ("marketplace", "aggregator"):
                 note = MARKETPLACE_NOTE if row["supply"] == "marketplace" else AGGREGATOR_NOTE
                 row = dict(row, reason=note + (f"; {row['reason']}" if row.get("reason")
                                                else ""))
-            dearer = (_dearer_than_on_demand(row, sec["choices"].get("on_demand"))
-                      if choice == "committed" else None)
-            if dearer:
-                row = dict(row, reason=dearer + (f"; {row['reason']}" if row.get("reason")
-                                                 else ""))
             rows.append(dict(row, workload=sec["name"], choice_label=label))
     return Table("where_to_rent", "Best firm offer of each kind, per workload", CHOICE_COLS, rows,
                  note="Per workload, the best firm on-demand, spot and committed offer, by "

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpuprices.sizing import network
 from gpuprices.sizing.reasons import choice_of
+from gpuprices.warehouse.regions import country_of
 
 
 def records(offers: Any) -> list[dict[str, Any]]:
@@ -81,9 +82,19 @@ def other_currency(o: dict[str, Any], currency: str) -> str | None:
 
 def facts(o: dict[str, Any]) -> dict[str, Any]:
     """What a row says about the offer itself whatever its verdict: date, age, firm, stale,
-    network (staging/offer_network's net_label)."""
+    network (staging/offer_network's net_label), country (warehouse/regions.csv) and the
+    negotiated price it carries (sizing/discounts.py)."""
     age = int_or_none(o.get("age_days"))
     return dict(snapshot_date=o.get("snapshot_date"), age_days=age,
                 network=network.of_offer(o).label,
                 firm=price_caveat(o) is None, stale=is_stale(o),
-                commitment_months=commitment_months(o))
+                commitment_months=commitment_months(o), country=country(o)[0],
+                negotiated=o.get("negotiated") or None,
+                list_price_per_hour=price(o.get("list_price_per_hour")))
+
+
+def country(o: dict[str, Any]) -> tuple[str | None, str]:
+    """(ISO country or None, why) of the offer (warehouse/regions.py)."""
+    region = o.get("region")
+    return country_of(str(o.get("provider") or ""),
+                      region if isinstance(region, str) else None, o.get("extra"))

@@ -20,7 +20,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gpuprices.sizing import compat, fit
+from gpuprices.sizing import commitment_pays, compat, fit
+from gpuprices.sizing import constraints as limits
 from gpuprices.sizing import measured as meas
 from gpuprices.sizing import network as net
 from gpuprices.sizing import offer_row as orow
@@ -42,6 +43,7 @@ from gpuprices.sizing.workload import Workload
 from gpuprices.warehouse.gpus import GpuModel, gpu_models
 
 MAX_NODES = 64  # largest cluster tried when the workload does not fix its GPU count
+TOP_APART = 10  # rows listed apart built in full when `top` is not given
 
 
 def _shapes(given: Mapping[str, Sequence[int]] | None) -> dict[str, tuple[int, ...]]:
@@ -184,22 +186,56 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     usd_factor = 1.0 if currency == "USD" else usd_to_currency
     cache = _Cache(_shapes(node_shapes), measurements)
     band_cache: dict[str, float] = {}
-    out: dict[str, list[RankRow]] = {}
-    for wi, w in enumerate(workloads):
+    runs: dict[str, list[list[RankRow]]] = {}
+    # a deadline with room in max_gpus: the job on more GPUs too (sizing/constraints.py)
+    layouts = [v for w in workloads for v in limits.deadline_layouts(w)]
+    for wi, w in enumerate(layouts):
         keyed = sorted((_quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache), idx)
                        for idx, o in enumerate(records))
         chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
         picks = _choices(keyed, records)
         for idx in picks:
             chosen.setdefault(idx, None)
+        # The cheapest rows listed apart too (stale, not firm, against the buyer's constraints),
+        # so that the headline can say which cheaper offer a constraint set aside and why.
+        for key, idx in [k for k in keyed if k[0][0] == 1][:top or TOP_APART]:
+            chosen.setdefault(idx, key)
         rows = []
         for idx in chosen:
             row = _rank_one(wi, w, records[idx], known, currency, usd_factor, cache)
             row.choice = picks.get(idx)
             rows.append(row)
         rows.sort(key=_sort_key)
+        runs.setdefault(w.name, []).append(rows)
+    out: dict[str, list[RankRow]] = {}
+    for w in workloads:
+        rows = runs[w.name][0] if len(runs[w.name]) == 1 else _merge(runs[w.name])
+        # A commitment in the headline only when it pays for this run (sizing/commitment_pays.py)
+        commitment_pays.settle(rows, records)
         out[w.name] = rows
     return out
+
+
+def _merge(runs: list[list[RankRow]]) -> list[RankRow]:
+    """One ranking from the same workload on several GPU counts (a deadline with room in
+    max_gpus): per offer its best row (one that meets the deadline before one that misses
+    it, then the cheapest), and the choices again over them, as _choices makes them."""
+    best: dict[tuple, RankRow] = {}
+    for row in sorted((r for rows in runs for r in rows), key=_sort_key):
+        best.setdefault((row.provider, row.sku, row.region, row.pricing_model,
+                         row.gpu_model), row)
+    rows = list(best.values())
+    kinds: dict[str, list[tuple[str, int]]] = {}
+    for i, r in enumerate(rows):
+        r.choice = None
+        kind = why.choice_of(r.pricing_model)
+        if r.verdict == "ok" and kind:
+            kinds.setdefault(kind, []).append((r.fit_verdict or "fits", i))
+    for kind, cands in kinds.items():
+        pick = fit.prefer_fits(cands)
+        if pick is not None:
+            rows[pick].choice = kind
+    return rows
 
 
 def _choices(keyed: list[tuple[tuple, int]], records: list[dict[str, Any]]) -> dict[int, str]:
@@ -213,8 +249,10 @@ def _choices(keyed: list[tuple[tuple, int]], records: list[dict[str, Any]]) -> d
     return {fit.prefer_fits(rows): kind for kind, rows in kinds.items()}
 
 
-# 0: recommendable; 1: priced but stale or not firm (listed apart); 2: cannot be ranked.
-_STANDING = {"ok": 0, "stale": 1, "not_firm": 1}
+# 0: recommendable; 1: priced but stale, not firm or against the buyer's constraints (listed
+# apart); 2: cannot be ranked; 3: outside the workload's regions (not the buyer's market).
+_STANDING = {"ok": 0, "stale": 1, "not_firm": 1, "not_cluster": 1, "misses_deadline": 1,
+             "outside_region": 3}
 
 
 def _sort_key(r: RankRow) -> tuple:
@@ -226,6 +264,8 @@ def _sort_key(r: RankRow) -> tuple:
 def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: str,
                usd_factor: float | None, cache: _Cache, band_cache: dict[str, float]) -> tuple:
     """The sort key of `_sort_key` without building the row (same formulas)."""
+    if _outside(w, o):
+        return (3, math.inf, 1e9, False)
     gpu = o.get("gpu_model")
     count = float(o.get("gpu_count") or 0)
     if (gpu not in known or count < 1 or count != int(count)
@@ -269,8 +309,21 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
                    orow.int_or_none(o.get("min_billing_s")), term_hours(orow.commitment_months(o)))
     if not math.isfinite(t.cost_to_finish):
         return (2, math.inf, headroom, tight)
-    standing = 1 if orow.price_caveat(o) or orow.is_stale(o) else 0
+    standing = 1 if (orow.price_caveat(o) or orow.is_stale(o)
+                     or limits.not_a_cluster(nodes, network, str(o.get("pricing_model") or ""))
+                     or limits.misses_deadline(w, t.total_h)) else 0
     return (standing, t.cost_to_finish / plan.n_ckpt, headroom, tight)
+
+
+def _outside(w: Workload, o: dict[str, Any]) -> str | None:
+    """Why the offer is outside the workload's regions (sizing/constraints.py), or None."""
+    if not w.regions and not w.countries:
+        return None
+    country, why_country = orow.country(o)
+    region = o.get("region")
+    return limits.outside_region(w, str(o.get("provider") or ""),
+                                 region if isinstance(region, str) else None, country,
+                                 why_country)
 
 
 def _rejected(base: dict[str, Any], count: float, price: float, reason: str, verdict: str,
@@ -336,6 +389,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
                 sku=str(o.get("sku") or ""), region=o.get("region"),
                 pricing_model=str(o.get("pricing_model") or ""), gpu_model=str(gpu or ""),
                 currency=currency, **orow.facts(o))
+    outside = _outside(w, o)
+    if outside:
+        return _rejected(base, count, listed, outside, "outside_region")
     if gpu not in known:
         return _rejected(base, count, listed, f"GPU model {gpu!r} not in warehouse/gpus.csv",
                          "unknown_gpu")
@@ -399,6 +455,15 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     if base["stale"]:
         reasons.insert(0, why.stale(o))
         verdict = "stale"
+    if base["negotiated"]:
+        reasons.insert(0, base["negotiated"])
+    # The buyer's constraints come first: whatever else holds, the offer cannot be used.
+    for broken, name in ((limits.misses_deadline(w, cost.wall_hours), "misses_deadline"),
+                         (limits.not_a_cluster(nodes, network, base["pricing_model"]),
+                          "not_cluster")):
+        if broken:
+            reasons.insert(0, broken)
+            verdict = name
     return RankRow(**base, **common, fits=True, compat=runs.verdict,
                    tokens_per_s=round(tps, 1),
                    estimated_tokens_per_s=round(tp.tokens_per_s, 1),

@@ -52,6 +52,16 @@ class RankRow:
     measured_tokens_per_s: float | None = None  # at this row's layout
     estimate_error: float | None = None  # estimate / measured - 1 on the measured layout
     measured: dict[str, Any] | None = None  # the measured_throughput row applied
+    # ISO 3166-1 alpha-2 country of the offer's region (warehouse/regions.csv); None: unknown.
+    country: str | None = None
+    # The committed choice this row would have been, set aside because it costs more than the
+    # on-demand choice for this run: which term would pay, and from what usage
+    # (sizing/commitment_pays.py). Rendered in the headline's committed cell.
+    choice_note: str | None = None
+    # Priced from the buyer's discounts file (sizing/discounts.py): what it says, and the list
+    # price per node-hour the warehouse holds.
+    negotiated: str | None = None
+    list_price_per_hour: float | None = None
     reasons: list[str] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)
 

@@ -13,6 +13,7 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
+from gpuprices.sizing import constraint_fields
 from gpuprices.sizing.architecture import infer_architecture, lookup_model
 from gpuprices.sizing.workload_fields import (
     ARCH_FIELDS,
@@ -36,7 +37,8 @@ __all__ = [
 ]
 
 _SCALAR_FIELDS = {f.name: f for f in fields(Workload)
-                  if f.name not in ("arch", "extra", "vendors")}
+                  if f.name not in ("arch", "extra", "vendors", "deadline_hours", "regions",
+                                    "countries")}
 _CHOICES = {
     "method": METHODS, "precision": PRECISIONS, "framework": FRAMEWORKS,
     "optimizer": OPTIMIZERS, "lora_targets": LORA_TARGETS, "sharding": SHARDINGS,
@@ -50,7 +52,8 @@ _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "tensor_parallel", "pipeline_parallel", "context_parallel",
              "loss_chunks", "mean_sample_tokens")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
-                                                   "tie_embeddings", "vendors"}
+                                                   "tie_embeddings", "vendors",
+                                                   *constraint_fields.CONSTRAINT_FIELDS}
 
 
 def _vendors(name: str, value: Any) -> tuple[str, ...]:
@@ -157,6 +160,7 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
                             " (warehouse/gpus.csv)")
     if "vendors" in d:
         kwargs["vendors"] = _vendors(name, d["vendors"])
+    kwargs.update(constraint_fields.parse(name, d))
     _check_parallel(name, kwargs, arch)
     if kwargs.get("optimizer_in_backward") and kwargs.get("grad_accum", 1) > 1:
         # torchtune memory-optimisation tutorial: optimizer in backward is "not compatible

@@ -107,6 +107,12 @@ class Workload:
     # The GPU vendors the job may run on (e.g. ("nvidia",)); None: any. Cards of other vendors
     # are `incompatible` in rank (sizing/compat.py).
     vendors: tuple[str, ...] | None = None
+    # The buyer's constraints (sizing/constraint_fields.py, docs/sizing.md "Constraints"): the
+    # hours by which the run must be done (deadline_days x 24 in TOML), and where it may run:
+    # areas such as "eu" or provider regions, and ISO countries. None: no constraint.
+    deadline_hours: float | None = None
+    regions: tuple[str, ...] | None = None
+    countries: tuple[str, ...] | None = None
     tokens: float = 1e8
     checkpoint_every_tokens: float = 1e7
     # None: the estimator's measured error margin (sizing/fit.py, sizing/fit_margin.csv); a

@@ -111,7 +111,10 @@ def test_workload_sections(rep):
     assert names == [w.name for w in load_workloads(WORKLOADS)]
     for w in rep.workloads:
         top = w["top"].rows
-        assert top, w["name"]
+        if not top:  # fresh here: Runpod's 1-GPU pods only; a multi-GPU job on separate pods
+            # is no cluster: every such option is listed apart, saying so
+            assert any(r["verdict"] == "not_cluster" for r in w["apart"].rows), w["name"]
+            continue
         costs = [r["cost_per_checkpoint"] for r in top]
         assert costs == sorted(costs)
         assert all(r["verdict"] == "ok" and r["currency"] == "EUR" for r in top)
@@ -140,8 +143,14 @@ def w41(w41_settings):
 
 def test_w41_headline_gives_firm_spot_and_committed_choices_with_dates(w41):
     names = [w.name for w in load_workloads(WORKLOADS)]
-    rows = w41.headline.rows
-    assert [r["workload"] for r in rows] == [n for n in names for _ in range(3)]
+    cells = w41.headline.rows
+    assert [r["workload"] for r in cells] == [n for n in names for _ in range(3)]
+    # a committed cell without a choice says that no commitment pays for the run, and which
+    # would (sizing/commitment_pays.py)
+    notes = [r for r in cells if not r.get("choice")]
+    assert all(r["choice_label"] == "committed / reserved" and r["reason"].startswith(
+        "no commitment pays") for r in notes)
+    rows = [r for r in cells if r.get("choice")]
     for r in rows:
         # every choice is a priced, fresh, firm offer with its date, age and reasons
         assert r["verdict"] == "ok" and r["firm"] and not r["stale"], r
@@ -153,7 +162,8 @@ def test_w41_headline_gives_firm_spot_and_committed_choices_with_dates(w41):
     for n in names:
         assert kinds[(n, "spot")]["pricing_model"] == "spot"
         assert kinds[(n, "on_demand")]["pricing_model"] in ("on_demand", "community")
-        assert kinds[(n, "committed")]["pricing_model"] in ("committed", "reserved")
+        if (n, "committed") in kinds:
+            assert kinds[(n, "committed")]["pricing_model"] in ("committed", "reserved")
     # not the same offer five times
     assert len({(r["provider"], r["sku"], r["gpus"]) for r in rows if r["choice"] == "spot"}) > 1
     assert len({(r["provider"], r["sku"]) for r in rows}) > 3
@@ -172,14 +182,13 @@ def test_appendix_plans_every_recommended_offer(w41):
     chosen = {(r["workload"], r["choice_label"], f"{r['provider']} {r['sku']} {r['region'] or ''}"
                .strip()) for r in w41.headline.rows if r.get("choice")}
     planned = {(r["workload"], r["choice_label"], r["offer"]) for r in plan.rows}
-    assert planned == chosen and len(chosen) == 3 * len(load_workloads(WORKLOADS))
+    assert planned == chosen and len(chosen) >= 2 * len(load_workloads(WORKLOADS))
     totals = [r for r in plan.rows if r["step"] == "plan, back to back"]
     assert len(totals) == len(chosen)
     for r in plan.rows:
         assert r["hours"] > 0 and r["cost"] > 0 and r["currency"] == "EUR"
-    # a committed choice says its term is bought whole, after the plan
+    # a committed choice (only where it pays) says its term is bought whole, after the plan
     committed = [r for r in totals if r["choice_label"].startswith("committed")]
-    assert committed
     for r in committed:
         assert "term is bought whole" in r["reason"] or "minimum 24 h" in r["reason"], r
 
@@ -383,7 +392,7 @@ def test_workload_summary_names_the_planned_layout():
 
 
 def test_each_choice_shows_its_network(w41, w41_settings):
-    rows = w41.headline.rows
+    rows = [r for r in w41.headline.rows if r.get("choice")]
     assert rows and all(r["network"] for r in rows)
     con = db.connect(w41_settings.db_path, read_only=True)
     try:
@@ -400,23 +409,24 @@ def test_each_choice_shows_its_network(w41, w41_settings):
 
 
 def test_multi_node_choices_name_their_fabric(w41):
-    cpt = [r for r in w41.headline.rows if r["workload"] == "cpt-llama3.1-70b-64gpu"]
+    cpt = [r for r in w41.headline.rows if r["workload"] == "cpt-llama3.1-70b-64gpu"
+           and r.get("choice")]
     assert cpt and all(r["nodes"] > 1 for r in cpt)
-    for r in cpt:
-        fast = any(f in r["network"] for f in ("InfiniBand", "RoCE", "EFA", "GPUDirect"))
-        warned = any("no fast fabric" in x or "publishes no fabric" in x for x in r["reasons"])
-        assert fast != warned, r
+    for r in cpt:  # only clusters: a published RDMA fabric, no warning about the network
+        assert any(f in r["network"] for f in ("InfiniBand", "RoCE", "EFA", "GPUDirect")), r
+        assert not any("no fast fabric" in x or "publishes no fabric" in x
+                       for x in r["reasons"]), r
 
 
-def test_w41_a_committed_pick_dearer_than_on_demand_says_so_first(w41):
-    rows = {(r["workload"], r["choice"]): r for r in w41.headline.rows}
-    for (name, choice), r in rows.items():
-        if choice != "committed":
+def test_w41_a_committed_offer_dearer_than_on_demand_is_no_choice_and_says_so(w41):
+    cells = {(r["workload"], r["choice_label"]): r for r in w41.headline.rows}
+    for (name, label), r in cells.items():
+        if label != "committed / reserved" or not r.get("choice"):
             continue
-        ratio = r["cost_to_finish"] / rows[(name, "on_demand")]["cost_to_finish"]
-        says = r["reason"].startswith(f"x{ratio:,.1f} the on-demand pick's cost to finish")
-        assert says == (ratio > 1), (name, ratio, r["reason"][:80])
+        assert r["cost_to_finish"] <= cells[(name, "on-demand (firm)")]["cost_to_finish"]
     # the 1-GPU QLoRA's best commitment is GCP's 24-hour-minimum reserved node: hundreds of times
-    # the on-demand cost of a 2-hour run
-    small = rows[("qlora-llama3.1-8b-15M", "committed")]
-    assert small["reason"].startswith("x") and "does not pay for it" in small["reason"]
+    # the on-demand cost of a 2-hour run; the cell says so, not a price
+    small = cells[("qlora-llama3.1-8b-15M", "committed / reserved")]
+    assert small["offer"] == "none: no commitment pays for this run"
+    assert small["reason"].startswith("no commitment pays for a run this size: the best "
+                                      "committed offer (gcp a3-highgpu-8g) costs x")

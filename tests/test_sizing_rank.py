@@ -95,7 +95,9 @@ def test_nodes_added_until_sharded_workload_fits():
                                 precision="bf16-mixed", sharding="fsdp",
                                 grad_checkpointing=True, seq_len=4096, tokens=1e8,
                                 checkpoint_every_tokens=1e7))
-    (r,) = rank([w], [_offer("8x", "H100-SXM-80GB", 8, 24.0)])["big"]
+    # across nodes only on a cluster: an offer with a published RDMA fabric
+    (r,) = rank([w], [_offer("8x", "H100-SXM-80GB", 8, 24.0, net_fabric="InfiniBand",
+                             net_fabric_gbps_per_gpu=400.0)])["big"]
     assert r.verdict == "ok" and r.nodes >= 2 and r.gpus == r.nodes * 8
     assert "nodes" in r.reason
 
@@ -251,10 +253,15 @@ def test_committed_choice_is_paid_for_its_term_and_says_how_much_it_uses():
               _offer("1y", "H100-SXM-80GB", 1, 1.5, "committed", commitment_months=12)]
     rows = {r.sku: r for r in rank([QLORA_70B], offers)["q70"]}
     od, cud = rows["od"], rows["1y"]
-    assert (od.choice, cud.choice) == ("on_demand", "committed")
     assert cud.inputs["gpu_cost_to_finish"] == pytest.approx(1.5 * 12 * 730)
     assert cud.cost_to_finish > od.cost_to_finish  # a year paid for an 8-hour job
     assert "12-month commitment paid whole: 8,760 h per node; the job uses" in cud.reason
+    # so it is not the committed choice: the row says which term would pay, from what usage
+    # (compare's break-even: 1.5 x 730 h / 3.0 = 365 GPU-hours a month)
+    assert (od.choice, cud.choice) == ("on_demand", None)
+    assert cud.choice_note.startswith("no commitment pays for a run this size")
+    assert "a 12-month term (p 1y, 1.50 USD per GPU-hour) pays from 365 GPU-hours a month" \
+        in cud.choice_note
 
 
 def test_spot_rate_scales_with_nodes_in_the_ranking():

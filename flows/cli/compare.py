@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from pathlib import Path
@@ -15,12 +16,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
     console,
     currency_option,
     data_dir_of,
     date_option,
+    err,
     fail,
     jsonable,
     warehouse_today,
@@ -28,6 +31,7 @@ from gpuprices.flows.cli.rank_inputs import (
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
 from gpuprices.reports.rent_or_own import compare_demands
+from gpuprices.sizing.discounts import expired
 from gpuprices.sizing.rent_or_own import OWNERSHIP_FIELDS, Demand, DemandError, load_demands
 from gpuprices.warehouse import db
 from gpuprices.warehouse.gpus import gpu_models
@@ -63,7 +67,7 @@ def _demands(path: Path, own: dict[str, float]) -> list[Demand]:
 
 
 def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
-          demands: list[Demand]) -> list[dict[str, Any]]:
+          demands: list[Demand], discounts: list[Any] | None = None) -> list[dict[str, Any]]:
     problem = warehouse_problem(db_path)
     if problem:
         raise fail(escape(problem))
@@ -71,7 +75,7 @@ def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
     try:
         day = day or warehouse_today(con)
         limit = db.age_limit(con, config_max_age_days(max_age_days))
-        return compare_demands(con, day, currency, demands, limit)
+        return compare_demands(con, day, currency, demands, limit, discounts or ())
     except (ValueError, duckdb.Error) as exc:
         raise fail(f"{db_path}: {escape(str(exc))}") from None
     finally:
@@ -115,6 +119,7 @@ def compare(
         "--max-age-days", min=0, help="A provider's snapshot older than this is stale")] = None,
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    discounts_file: DiscountsOption = None,
 ) -> None:
     """Rent, reserve or own: the monthly cost of each sustained demand on-demand, on spot, on
     each committed term the warehouse holds and owned, with the hours per week above which each
@@ -122,8 +127,11 @@ def compare(
     currency = currency_option(currency)
     day = date_option(date)
     demands = _demands(demand_file, _overrides(own))
+    entries = read_discounts(discounts_file)
+    for note in expired(entries, dt.date.today()):
+        err.print(f"[yellow]{escape(note)}[/yellow]")
     results = _read(data_dir_of(data_dir) / "warehouse.duckdb", day, currency, max_age_days,
-                    demands)
+                    demands, entries)
     if as_json:
         typer.echo(json.dumps([jsonable(r) for r in results], indent=2, default=str))
         return

@@ -12,6 +12,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from gpuprices.flows.cli.buyer_options import (
+    DeadlineOption,
+    DiscountsOption,
+    RegionOption,
+    negotiated,
+    read_discounts,
+    with_overrides,
+)
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
     WorkloadFile,
@@ -42,17 +50,24 @@ def plan(
     max_age_days: Annotated[int | None, typer.Option(
         "--max-age-days", min=0, help="As for rank: older snapshots are stale, never planned")]
     = None,
+    deadline: DeadlineOption = None,
+    region: RegionOption = None,
+    discounts_file: DiscountsOption = None,
 ) -> None:
     """For the K best offers of each workload (as `rank` ranks them), the benchmark plan to run
     before committing: each step with its GPUs, duration, what to record and its cost at the
     offer's price and billing rules."""
     currency = currency_option(currency)
-    workloads = load_workloads(workload_file)
+    workloads = with_overrides(load_workloads(workload_file), deadline, region)
+    entries = read_discounts(discounts_file)
     day, offers, usd_factor = offers_or_exit(data_dir_of(data_dir) / "warehouse.duckdb",
                                               date_option(date), currency, max_age_days)
     missing = fx_missing(offers, usd_factor)
     if missing:
         err.print(f"[yellow]FX rates are missing for {', '.join(missing)} on {day}[/yellow]")
+    offers, notes = negotiated(offers, entries, currency, usd_factor)
+    for note in notes:
+        err.print(f"[yellow]{note}[/yellow]")
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes())
     plans = [p for w in workloads for p in plan_workload(w, ranked[w.name], top)]

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from gpuprices.flows.cli import serve as serve_cli
+from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.config import settings_from
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
@@ -40,6 +41,7 @@ def report(
         "--max-age-days", min=0,
         help="A provider's latest snapshot older than this at the week's end is stale: listed "
              "apart, in no figure. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
+    discounts_file: DiscountsOption = None,
 ) -> None:
     """Write the weekly report: <data>/reports/<week>/report.html, report.md and CSV tables."""
     if week:
@@ -52,12 +54,14 @@ def report(
     if problem:
         err.print(problem, highlight=False)
         raise typer.Exit(2)
+    entries = read_discounts(discounts_file)
     n, problems = refresh_fx(settings, fetch=fetch_fx)
     for p in problems:
         err.print(f"[yellow]{p}[/yellow]", highlight=False)
     console.print(f"FX: {n} ECB rates loaded from {settings.archive_root}")
     try:
-        html = make_report(settings, week, currency.upper(), workloads, max_age_days)
+        html = make_report(settings, week, currency.upper(), workloads, max_age_days,
+                           entries)
     except (ValueError, WorkloadError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(2) from None

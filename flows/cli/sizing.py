@@ -15,6 +15,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.cli.buyer_options import (
+    DeadlineOption,
+    DiscountsOption,
+    RegionOption,
+    negotiated,
+    read_discounts,
+    with_overrides,
+)
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
     WorkloadFile,
@@ -36,8 +44,10 @@ from gpuprices.sizing import measured as meas
 from gpuprices.sizing import parallel, switches
 from gpuprices.sizing import trace as trace_engine
 from gpuprices.sizing.compat import check as compat_check
+from gpuprices.sizing.constraints import CONSTRAINT_VERDICTS
 from gpuprices.sizing.fit import verdict as fit_verdict
 from gpuprices.sizing.frameworks import profile
+from gpuprices.sizing.headline import one_line
 from gpuprices.sizing.memory import estimate_memory
 from gpuprices.sizing.rank import rank as rank_offers
 from gpuprices.sizing.rank_row import RankRow
@@ -253,25 +263,34 @@ def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> 
         console.print(f"  no firm, fitting {', '.join(missing)} offer", highlight=False)
     ok = [r for r in rows if r.verdict == "ok"][:top]
     console.print(_rank_table(f"{name}: cheapest per successful checkpoint", ok, currency))
-    apart = [r for r in rows if r.verdict in ("stale", "not_firm")][:top]
+    noted = next((r for r in rows if r.choice_note), None)
+    if noted:
+        console.print(f"  committed: {noted.choice_note}", highlight=False)
+    apart = [r for r in rows if r.verdict in APART][:top]
     if apart:
-        console.print(_rank_table(f"{name}: not recommended (stale or not a firm price)", apart,
-                                  currency))
-    rest = [r for r in rows if r.verdict not in ("ok", "stale", "not_firm")]
+        console.print(_rank_table(f"{name}: not recommended (stale, not a firm price, not a "
+                                  "cluster or misses the deadline)", apart, currency))
+    rest = [r for r in rows if r.verdict not in ("ok", *APART, "outside_region")]
     if rest and len(ok) < top:
         console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
                                   rest, currency))
 
 
+# Priced, but never recommended: listed apart with the reason.
+APART = ("stale", "not_firm", *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
+
+
 def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False
               ) -> list[dict[str, Any]]:
     """The --json list: one object per ranked row, with the as-of date (reasons as a list).
-    Prices that are never recommended (stale, not firm), whatever else their verdict, only with
-    `set_apart`: a plain `rank --json` holds nothing stale and no placeholder or "from" price."""
+    Prices that are never recommended (stale, not firm, against the buyer's constraints:
+    not a cluster, misses the deadline, outside the regions), whatever else their verdict, only
+    with `set_apart`: a plain `rank --json` holds nothing stale, no placeholder or "from" price
+    and nothing outside the workloads' regions."""
     out = []
     for rows in ranked.values():
         for r in rows:
-            if (r.stale or not r.firm) and not set_apart:
+            if (r.stale or not r.firm or r.verdict in CONSTRAINT_VERDICTS) and not set_apart:
                 continue
             d = jsonable(r.as_dict())
             d.pop("reason", None)
@@ -293,18 +312,27 @@ def rank(
         help="A provider's latest snapshot older than this on the day is stale (is_stale): "
              "never recommended. Default: $GPUPRICES_MAX_AGE_DAYS, else 14.")] = None,
     set_apart: Annotated[bool, typer.Option(
-        "--set-apart", help="With --json: also list the stale and not-firm prices (verdict "
-                            "stale / not_firm), which are never recommended.")] = False,
+        "--set-apart", help="With --json: also list the stale and not-firm prices and the "
+                            "offers against the workloads' constraints (verdict stale / "
+                            "not_firm / not_cluster / misses_deadline / outside_region), which "
+                            "are never recommended.")] = False,
+    deadline: DeadlineOption = None,
+    region: RegionOption = None,
+    discounts_file: DiscountsOption = None,
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
     on-demand, spot and committed offer of each workload side by side."""
     currency = currency_option(currency)
     day = date_option(date)
-    workloads = load_workloads(workload_file)
+    workloads = with_overrides(load_workloads(workload_file), deadline, region)
+    entries = read_discounts(discounts_file)
     db_path = data_dir_of(data_dir) / "warehouse.duckdb"
     day, offers, usd_factor = offers_or_exit(db_path, day, currency, max_age_days)
     missing = fx_missing(offers, usd_factor)
+    offers, discount_notes = negotiated(offers, entries, currency, usd_factor)
+    for note in discount_notes:
+        (err if as_json else console).print(f"[yellow]{escape(note)}[/yellow]")
     ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
                          top=top, node_shapes=registry.node_shapes(),
                          measurements=read_measurements(db_path))
@@ -315,6 +343,8 @@ def rank(
     if as_json:
         typer.echo(json.dumps(json_rows(ranked, day, set_apart), indent=2, default=str))
         return
+    for name, rows in ranked.items():
+        console.print(one_line(name, rows, currency), highlight=False)
     console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
                   f"currency {currency}")
     for name, rows in ranked.items():

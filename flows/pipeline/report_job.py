@@ -4,7 +4,9 @@ so tests need no Prefect server."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from gpuprices.flows.config import REPO_ROOT, Settings
 from gpuprices.flows.config import max_age_days as max_age_days_from
@@ -40,7 +42,8 @@ def refresh_fx(settings: Settings, fetch: bool = False) -> tuple[int, list[str]]
 
 
 def make_report(settings: Settings, week: str | None = None, currency: str = "EUR",
-                workloads_file: Path | None = None, max_age_days: int | None = None) -> Path:
+                workloads_file: Path | None = None, max_age_days: int | None = None,
+                discounts: Sequence[Any] = ()) -> Path:
     """Write `<data>/reports/<week>/report.html`, `report.md` and the CSVs; returns the HTML.
     `max_age_days`: the age limit of "now" (default: $GPUPRICES_MAX_AGE_DAYS, else the
     warehouse's)."""
@@ -50,6 +53,6 @@ def make_report(settings: Settings, week: str | None = None, currency: str = "EU
     try:
         return write_report(con, settings.reports_dir, week=week, currency=currency,
                             workloads=workloads, node_shapes=registry.node_shapes(),
-                            max_age_days=max_age_days)
+                            max_age_days=max_age_days, discounts=discounts)
     finally:
         con.close()
