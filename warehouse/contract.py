@@ -17,7 +17,8 @@ import pyarrow as pa
 
 PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe",
              "vast", "hyperbolic", "oracle", "scaleway", "together",
-             "verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean")
+             "verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean",
+             "gmicloud", "latitude", "lium", "massedcompute")
 PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
 
 OFFER_SCHEMA = pa.schema(
