@@ -132,6 +132,8 @@ def _offer(label: str, qty: int, index: int, price: float, group: list[Copy],
     mem = _MEM.search(label)
     memory = float(mem.group(1)) if mem else None
     chip = _NOTES.sub("", _MEM.sub("", label))
+    # "DGX A100 (80GB)" reads as "A100 80GB", the alias table's A100 SXM: right here, as a DGX
+    # A100 carries eight A100 SXM4 modules (NVIDIA DGX A100 datasheet).
     chip = re.sub(r"\b(NVLink|DGX)\b", "", chip, flags=re.I)
     chip = " ".join(chip.split())
     model = None if label in UNMAPPED else canonical_gpu(chip, memory)
