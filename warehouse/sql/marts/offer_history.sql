@@ -2,48 +2,21 @@
 --
 -- Runs of unchanged price per offer identity (see offer_observations), one row each with
 -- valid_from / valid_to (the first and last snapshot dates seen at that price). A run ends when
--- the price changes or when the provider was read in the offer's region and the offer was
--- absent: a snapshot that read other regions only (GCP's billing API of 2023-08-10 priced three
--- regions, its history export 40) did not see the offer, so it does not end its run (as in
--- offer_turnover). n_snapshots counts the provider's snapshot dates in the run. is_current: the
--- run reaches the provider's latest snapshot.
+-- the price changes or when the provider was read and the offer was absent. n_snapshots counts
+-- the provider's snapshot dates in the run. is_current: the run reaches the provider's latest
+-- snapshot.
 --
 -- From the observations stored at load time (offer_points): an observation starts a run when
 -- it has no previous one, its price differs from the previous one (old_price_per_hour set), or
 -- the provider has a snapshot between the two (prev_date before the provider's snapshot
--- preceding this one) that lists some offer in the offer's region (region_reads; providers
--- without regions are one region). Only run starts are windowed: a run ends at the previous observation of
+-- preceding this one). Only run starts are windowed: a run ends at the previous observation of
 -- the next start, or at the offer's latest observation (offer_ids.last_date). provider and
 -- gpu_model are window partition keys so that `WHERE gpu_model = ...` filters the scan.
 -- One difference from a plain gaps-and-islands over every row: if one snapshot lists an
 -- identity at two prices (a parser or identity problem, see price_changes) the runs split
 -- there in (date, price) order.
 CREATE OR REPLACE VIEW offer_history AS
-WITH gaps AS (
-    -- Observations after a provider snapshot that did not list the offer: the candidates for
-    -- a new run (few: most observations follow the provider's previous snapshot).
-    SELECT p.offer_no, p.snapshot_date, p.provider, p.prev_date, coalesce(i.region, '') AS region
-    FROM offer_points AS p
-    JOIN provider_snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
-    JOIN offer_ids AS i ON i.offer_no = p.offer_no
-    WHERE p.prev_date < s.prev_snapshot_date AND p.old_price_per_hour IS NULL
-),
-region_reads AS (
-    -- Which regions each provider snapshot in a gap read (it lists some offer there).
-    SELECT DISTINCT p.provider, coalesce(i.region, '') AS region, p.snapshot_date
-    FROM offer_points AS p
-    JOIN offer_ids AS i ON i.offer_no = p.offer_no
-    WHERE p.provider IN (SELECT provider FROM gaps)
-),
-absent AS (
-    -- Gaps where a snapshot in between read the offer's region: the offer was absent there.
-    SELECT DISTINCT g.offer_no, g.snapshot_date
-    FROM gaps AS g
-    JOIN region_reads AS r
-      ON r.provider = g.provider AND r.region = g.region
-     AND r.snapshot_date > g.prev_date AND r.snapshot_date < g.snapshot_date
-),
-starts AS (
+WITH starts AS (
     SELECT
         p.provider,
         p.gpu_model,
@@ -55,10 +28,10 @@ starts AS (
             ORDER BY p.snapshot_date, p.price_per_hour
         ) AS next_start_prev
     FROM offer_points AS p
-    LEFT JOIN absent AS a ON a.offer_no = p.offer_no AND a.snapshot_date = p.snapshot_date
+    JOIN provider_snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
     WHERE p.prev_date IS NULL
        OR p.old_price_per_hour IS NOT NULL
-       OR a.offer_no IS NOT NULL
+       OR p.prev_date < s.prev_snapshot_date
 ),
 runs AS (
     SELECT r.*, i.*
