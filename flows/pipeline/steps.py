@@ -192,6 +192,18 @@ def archives(settings: Settings, providers: Iterable[str] | None = None,
     ]
 
 
+def _store_file(settings: Settings, provider: str, day: dt.date, path: Path,
+                partitions: list[tuple[dt.date, str, Path]] | None) -> DayResult:
+    """One archive file parsed, gated and stored; whatever goes wrong with it (a file that
+    cannot be read, a parser or store bug) fails this provider-day alone, named with its file,
+    as `nightly` isolates a provider: the other files and providers of the run go on."""
+    try:
+        return store_day(settings, provider, day, parse_archive(path, provider), partitions)
+    except Exception as exc:
+        return DayResult(provider=provider, snapshot_date=day, status="failed",
+                         errors=[redact(f"{provider}: {path}: {type(exc).__name__}: {exc}")])
+
+
 def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None,
             on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
     """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
@@ -203,7 +215,16 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
     # it could be by a listing taken a moment earlier: concurrent providers never had an order.
     partitions: list[tuple[dt.date, str, Path]] | None = None
-    for day, _, path in archives(settings, [provider], dates):
+    try:
+        days = archives(settings, [provider], dates)
+    except Exception as exc:  # a store that cannot be listed (StoreError, wrong credentials)
+        res = DayResult(provider=provider, snapshot_date=None, status="failed",
+                        errors=[redact(f"{provider}: could not list the archive at "
+                                       f"{settings.archive_root}: {exc}")])
+        if on_day is not None:
+            on_day(res)
+        return [res]
+    for day, _, path in days:
         if partitions is None:
             try:
                 partitions = lake.list_partitions(settings.lake_root)
@@ -214,8 +235,7 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(store_day(settings, provider, day, parse_archive(path, provider),
-                                     partitions))
+            results.append(_store_file(settings, provider, day, path, partitions))
         if on_day is not None:
             on_day(results[-1])
     return results
