@@ -51,11 +51,11 @@ import dataclasses
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpuprices.warehouse import identity
-from gpuprices.warehouse.contract import PRICING_MODELS, PROVIDERS, Offer
+from gpuprices.warehouse.contract import CONTRACT_PROBLEM, PRICING_MODELS, PROVIDERS, Offer
 
 MOVE_FACTOR = 3.0
 MOVE_LONG_GAP_DAYS = 31
@@ -126,6 +126,15 @@ class Reference:
     # (gpu_model, currency, pricing_model) -> (lowest, highest) per-GPU price in the history
     known: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
     released: set[tuple[Identity, float]] = field(default_factory=set)
+    # units of a currency per USD on a day (flows/pipeline/usd_rates.py), None when the ECB has
+    # no rate for it: a price in another currency is judged in USD, or held without a rate.
+    per_usd: Callable[[str, dt.date], float | None] | None = None
+
+    def usd_factor(self, currency: str, day: dt.date) -> float | None:
+        """Units of `currency` per USD on `day`; 1 for USD; None without a rate."""
+        if currency == "USD":
+            return 1.0
+        return self.per_usd(currency, day) if self.per_usd is not None else None
 
 
 @dataclass
@@ -140,6 +149,8 @@ class GateResult:
 
 def schema_problem(o: Offer) -> str | None:
     """Why a row breaks the offer contract, or None."""
+    if isinstance(o.extra, dict) and o.extra.get(CONTRACT_PROBLEM):  # what make_offer found
+        return str(o.extra[CONTRACT_PROBLEM])
     if o.provider not in PROVIDERS:
         return f"unknown provider {o.provider!r}"
     if o.pricing_model not in PRICING_MODELS:
@@ -168,10 +179,11 @@ def band_key(o: Offer) -> tuple[str, str, str]:
     return (o.gpu_model, o.currency, o.pricing_model)
 
 
-def band_for(ref: Reference, o: Offer) -> tuple[float, float] | None:
-    """The plausible per-GPU price range of the offer's GPU model, currency and pricing model,
-    or None when no price of them is known."""
-    key = band_key(o)
+def band_for(ref: Reference, o: Offer, key: tuple[str, str, str] | None = None
+             ) -> tuple[float, float] | None:
+    """The plausible per-GPU price range of the offer's GPU model, currency and pricing model
+    (or of `key`), or None when no price of them is known."""
+    key = key or band_key(o)
     prices = list(ref.band.get(key, ())) + list(ref.known.get(key, ()))
     if not prices:
         return None
@@ -224,6 +236,52 @@ def one_price_per_offer(offers: Iterable[Offer], ref: Reference | None = None
     return standing, held
 
 
+COMMITTED_MODELS = ("committed", "reserved")
+
+
+def _same_offer_any_term(o: Offer) -> tuple:
+    """What an on-demand row and its own commitment rows share: the thing bought, where, in
+    what currency, from when (not the term, nor its pricing model or wording)."""
+    return (o.provider, o.sku, o.region, o.gpu_model, o.gpu_count, o.currency, o.effective_from)
+
+
+def _below_own_commitment(offers: list[Offer], ref: Reference
+                          ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """On-demand rows priced below a commitment price of the same offer the same day, held:
+    a commitment is a discount on the on-demand price, so an on-demand price below it has lost
+    a part (GCP's 2023-01-12 history: northamerica-northeast2 a2-highgpu-1g on-demand 0.814064/h
+    without its GPU, its 1-year commitment 2.546/h). A reviewer's release lets one load."""
+    lowest: dict[tuple, Offer] = {}
+    for o in offers:
+        if o.pricing_model in COMMITTED_MODELS:
+            key = _same_offer_any_term(o)
+            if key not in lowest or o.price_per_hour < lowest[key].price_per_hour:
+                lowest[key] = o
+    keep, held = [], []
+    for o in offers:
+        c = lowest.get(_same_offer_any_term(o)) if o.pricing_model == "on_demand" else None
+        if (c is not None and o.price_per_hour < c.price_per_hour
+                and not is_released(ref, identity.of_offer(o), o.price_per_hour)):
+            term = f"{c.commitment_months}-month " if c.commitment_months else ""
+            held.append((o, (
+                f"commitment: on-demand {o.price_per_hour:g} {o.currency}/h is below the "
+                f"{term}{c.pricing_model} price {c.price_per_hour:g} of the same offer")))
+        else:
+            keep.append(o)
+    return keep, held
+
+
+def _without_currency(ident: Identity) -> Identity:
+    return ident._replace(currency=None)
+
+
+def _by_identity_without_currency(ref: Reference) -> dict[Identity, list[Identity]]:
+    found: dict[Identity, list[Identity]] = {}
+    for ident in ref.prev_prices:
+        found.setdefault(_without_currency(ident), []).append(ident)
+    return found
+
+
 def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResult:
     """Split one provider-day's parsed offers into loadable rows and quarantined rows (with
     their reason), collect price moves against the previous snapshot and decide whether the
@@ -243,24 +301,47 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
             mapped.append(o)
     standing, superseded = one_price_per_offer(mapped, ref)
     out.bad.extend(superseded)
+    other_currency = _by_identity_without_currency(ref)
+    standing, below_commitment = _below_own_commitment(standing, ref)
+    out.bad.extend(below_commitment)
     for o in standing:
         ident = identity.of_offer(o)
         released = is_released(ref, ident, o.price_per_hour)
-        band = band_for(ref, o)
+        per_usd = ref.usd_factor(o.currency, o.snapshot_date)
+        if per_usd is None:  # never released: its USD price would be NULL in every view
+            out.bad.append((o, (
+                f"currency: {o.currency!r} has no ECB reference rate on or before "
+                f"{o.snapshot_date}: the price cannot be converted to USD nor checked "
+                "against a band")))
+            continue
+        band, value, unit = band_for(ref, o), o.price_per_gpu_hour, o.currency
+        if band is None and o.currency != "USD":  # no band in its own currency: judge in USD
+            band = band_for(ref, o, (o.gpu_model, "USD", o.pricing_model))
+            value, unit = o.price_per_gpu_hour / per_usd, f"USD (from {o.currency})"
         if band is None:
             no_band.add(f"{o.gpu_model} {o.pricing_model} ({o.currency})")
-        elif not released and not band[0] <= o.price_per_gpu_hour <= band[1]:
+        elif not released and not band[0] <= value <= band[1]:
             out.bad.append((o, (
-                f"band: {o.price_per_gpu_hour:g} {o.currency}/GPU-h outside "
+                f"band: {value:g} {unit}/GPU-h outside "
                 f"{band[0]:.4g}..{band[1]:.4g} (the lowest and highest known {o.gpu_model} "
                 f"{o.pricing_model} prices ÷/x {BAND_MARGIN:g})")))
             continue
-        prev = ref.prev_prices.get(ident)
+        prev, price, cur = ref.prev_prices.get(ident), o.price_per_hour, o.currency
+        if prev is None and ref.prev_date is not None:
+            # The same offer last priced in another currency: compare both in USD, so a
+            # currency switch never lets a price escape the move gate.
+            for old_ident in other_currency.get(_without_currency(ident), ()):
+                old_per_usd = ref.usd_factor(old_ident.currency, ref.prev_date)
+                if old_per_usd:
+                    lo, hi = ref.prev_prices[old_ident]
+                    prev = (lo / old_per_usd, hi / old_per_usd)
+                    price, cur = o.price_per_hour / per_usd, f"USD (from {o.currency})"
+                    break
         if prev is not None and ref.prev_date is not None:
             lo, hi = prev
-            old = hi if o.price_per_hour > hi else lo if o.price_per_hour < lo else None
+            old = hi if price > hi else lo if price < lo else None
             if old is not None:
-                move = Move(ident, old, o.price_per_hour, ref.prev_date, o.currency)
+                move = Move(ident, old, price, ref.prev_date, cur)
                 out.moves.append(move)
                 limit = move_limit((o.snapshot_date - ref.prev_date).days)
                 if not released and (move.ratio > limit or move.ratio < 1 / limit):

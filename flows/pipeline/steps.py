@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from gpuprices.flows.config import Settings
-from gpuprices.flows.pipeline import gates, unknown_layout
+from gpuprices.flows.pipeline import gates, unknown_layout, usd_rates
 from gpuprices.flows.pipeline.parsing import Parsed, parse_archive
 from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.flows.redaction import redact
@@ -93,10 +93,12 @@ def reference(settings: Settings, provider: str, day: dt.date,
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
-    snapshot whatever its age (the move gate holds a x10 nine days or nine months later).
+    snapshot whatever its age (the move gate holds a x10 nine days or nine months later), and
+    the archived ECB rates that turn a price in another currency into USD for the gates.
     `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
     ref = gates.Reference(released=_released(settings, provider, day),
-                          known=price_bands.known_ranges())
+                          known=price_bands.known_ranges(),
+                          per_usd=usd_rates.UsdRates(settings.archive_root))
     latest: dict[str, tuple[dt.date, Path]] = {}
     if partitions is None:
         partitions = lake.list_partitions(settings.lake_root)
