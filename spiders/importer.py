@@ -9,7 +9,7 @@ import hashlib
 from pathlib import Path
 
 from gpuprices.spiders import registry
-from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
+from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_archive
 from gpuprices.spiders.sources import ecb
 from gpuprices.warehouse.contract import PROVIDERS
 
@@ -53,7 +53,9 @@ def import_capture(archive_root: Path, file: Path, provider: str, url: str,
     sha = hashlib.sha256(body).hexdigest()
     path = archive_path(archive_root, provider, captured_at.astimezone(dt.UTC).date())
     if path.exists():
-        for old in read_captures(path, registry.body_cap(provider)):
+        # What the day file holds, damaged records included (their URL, time and recorded
+        # SHA-256 still tell what was archived): a damaged file never blocks an import.
+        for old in read_archive(path, registry.body_cap(provider)).captures:
             if old.url == url and old.sha256 == sha and old.captured_at == captured_at:
                 return path, False
     ctype = content_type or _TYPES.get(Path(file).suffix.lower(), "application/octet-stream")
@@ -103,7 +105,8 @@ def archive_new(archive_root: Path, captures: list[Capture]) -> tuple[int, int]:
     for cap in captures:
         path = archive_path(archive_root, cap.provider, cap.snapshot_date)
         if path not in known:
-            known[path] = ({(c.url, c.captured_at, c.sha256) for c in read_captures(path)}
+            known[path] = ({(c.url, c.captured_at, c.sha256)
+                            for c in read_archive(path, registry.body_cap(cap.provider)).captures}
                            if path.exists() else set())
         key = (cap.url, cap.captured_at, cap.sha256)
         if key in known[path]:

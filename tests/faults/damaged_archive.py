@@ -68,9 +68,10 @@ def encoded_capture(settings: Settings, provider: str, url: str, day: dt.date,
 
 
 def gzip_zeros(n_bytes: int) -> bytes:
-    """A gzip stream of n_bytes zeros, built in 1 MiB steps (never n_bytes in memory)."""
-    comp = zlib.compressobj(9, zlib.DEFLATED, 31)
-    chunk, out, left = bytes(1 << 20), io.BytesIO(), n_bytes
+    """A gzip stream of n_bytes zeros, built in 8 MiB steps (never n_bytes in memory; level 1:
+    three times faster than 9 on zeros, ~4.6 KB per MiB)."""
+    comp = zlib.compressobj(1, zlib.DEFLATED, 31)
+    chunk, out, left = bytes(8 << 20), io.BytesIO(), n_bytes
     while left > 0:
         out.write(comp.compress(chunk[: min(left, len(chunk))]))
         left -= len(chunk)
