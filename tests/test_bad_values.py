@@ -106,3 +106,22 @@ def test_gcp_history_on_demand_below_its_own_commitment_is_held(tmp_path):
     # The A100-40GB on-demand rows that load are the real ones: none below 1 USD/GPU-h.
     assert min(o.price_per_gpu_hour for o in out.good
                if o.gpu_model == "A100-40GB" and o.pricing_model == "on_demand") > 1.0
+
+
+def test_gcp_history_region_without_its_gpu_is_held_by_the_other_regions(tmp_path):
+    """2024-05-17: northamerica-northeast2's A2 prices (on-demand and committed alike) lack the
+    GPU, so no commitment is above them; the same offer's median across 40 regions is."""
+    day = dt.date(2024, 5, 17)
+    s = da.copy_archive(tmp_path, day, "gcp")
+    parsed = parse_archive(da.day_file(s, day, "gcp"), "gcp")
+    out = gates.run_gates(parsed.offers)
+    held = [(o.sku, o.pricing_model, r) for o, r in out.bad if r.startswith("regions:")]
+    assert len(held) == 15 and {o for o, _, _ in held} == {
+        "a2-highgpu-1g", "a2-highgpu-2g", "a2-highgpu-4g", "a2-highgpu-8g", "a2-megagpu-16g"}
+    assert ("a2-highgpu-1g", "on_demand", "regions: 0.814064 USD/h in northamerica-northeast2 "
+            "is below a third of the median 4.32503 of the same offer in 40 regions") in held
+    assert all(o.region == "northamerica-northeast2" for o, r in out.bad
+               if r.startswith("regions:"))
+    a100 = [o.price_per_gpu_hour for o in out.good
+            if o.gpu_model == "A100-40GB" and o.pricing_model == "on_demand"]
+    assert len(a100) > 100 and min(a100) > 1.0  # was 0.6053: a2-megagpu-16g at 9.684/16

@@ -53,8 +53,11 @@ def probe_zero_gpus(tmp: Path) -> ProbeResult:
                        detail=f"{res.rows} rows, {res.quarantine_reasons} held")
 
 
-def probe_below_commitment(tmp: Path) -> ProbeResult:
-    day = dt.date(2023, 1, 12)
+def below_probe(day: dt.date):
+    return lambda tmp: _probe_below(tmp, day)
+
+
+def _probe_below(tmp: Path, day: dt.date) -> ProbeResult:
     s = da.copy_archive(tmp, day, "gcp")
     results = pipeline.replay(s, "gcp", day.isoformat())
     with contextlib.redirect_stdout(io.StringIO()):
@@ -73,5 +76,6 @@ PROBES = [
     Probe("30.2", "verda H200 priced in XYZ", currency_probe("XYZ")),
     Probe("30.3", "runpod H100 securePrice Infinity", probe_infinity),
     Probe("30.3", "verda '0x H200' (gpu_count 0)", probe_zero_gpus),
-    Probe("30.6", "gcp 2023-01-12 on-demand < commitment", probe_below_commitment),
+    Probe("30.6", "gcp 2023-01-12 on-demand < commitment", below_probe(dt.date(2023, 1, 12))),
+    Probe("30.6", "gcp 2024-05-17 region without its GPU", below_probe(dt.date(2024, 5, 17))),
 ]
