@@ -37,6 +37,14 @@ The gates, in order, for each parsed offer:
    for: an 8-GPU node's price read as one GPU's (x8), a x10 slip, cents read as dollars (x100),
    a monthly price read as hourly (x730).
 
+Three more checks run between 3 and 4 on the rows that stand (issue 30): an on-demand price
+below a committed or reserved price of the same offer that day (`commitment: …`), and an
+on-demand or committed price below a third of the same offer's median across at least 3 of the
+provider's regions that day (`regions: …`), have lost a part and are held; a price in a currency
+the archived ECB rates do not quote on or before its day is held (`currency: …`), and a price in
+another currency than USD is judged by the band of its own currency when one is known, else by
+the USD band after conversion, and by the move gate in USD when the offer's currency changed.
+
 Per provider-day, a row count below half the last good snapshot's (when that snapshot is at
 most ROW_COUNT_WINDOW_DAYS old: years of replayed history change a page's size for real)
 marks the provider degraded: it still loads, and the run summary and webhook say so.
@@ -272,7 +280,7 @@ def _below_own_commitment(offers: list[Offer], ref: Reference
     return keep, held
 
 
-# A list price (not spot, not a marketplace's) below this share of the median price of the same
+# A list price (on-demand or committed, not spot) below this share of the median price of the same
 # offer across the provider's other regions that day has lost a part. The real regional spread
 # of on-demand and committed prices in the full replay of the bundled snapshots is 0.73-1.97 of
 # that median (Azure, AWS, GCP; 12,121 rows); GCP's 2024-05-17 history lists its
