@@ -15,8 +15,10 @@ A case survives when the rerun completes with no partial partition and no duplic
 Rows lost = rows of the clean run missing from the warehouse after the rerun (must be 0).
 
 Operator probes (bench/fault_probes/): what a careful operator tried beyond the corpus - wrong
-prices, future-dated captures, a busy warehouse, slow webhooks, file access through `sql` - each
-on the real captures, counted as survived / rows lost / wrong prices loaded.
+prices, future-dated captures, a busy warehouse, slow webhooks, file access through `sql`,
+archive files cut short or changed after archiving, bodies over the cap, unknown currencies,
+out-of-range values in real captures - each on the real captures, counted as survived / rows
+lost / wrong prices loaded.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import io
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,13 @@ H_PROVIDER = "X-Gpuprices-Provider"
 H_SHA256 = "X-Gpuprices-Payload-SHA256"
 H_ORIGIN = "X-Gpuprices-Origin"
 H_RENDERED = "X-Gpuprices-Rendered"
+
+# The largest decoded body read, whatever its path into the pipeline (a live fetch, an import, a
+# replayed record): 50 MiB, 25x the largest real page bundled (the AWS EC2 offer file of one
+# region, about 2 MB) and the crawl's DOWNLOAD_MAXSIZE (spiders/crawl.py uses this constant).
+# A record whose body decodes to more (a gzip bomb: 1.5 GB of zeros in a 3.5 KB file) is a
+# failed capture, read no further than the cap.
+MAX_BODY_BYTES = 50 * 1024 * 1024
 
 # How far a capture's time may run ahead of this machine's clock and still count as "now": the
 # tolerance Kerberos allows between hosts by default (MIT krb5.conf `clockskew`, 300 s). A capture
@@ -61,6 +68,10 @@ class Capture:
     origin: str | None = None  # where an imported capture came from (SOURCES line)
     rendered: bool = False  # body is a DOM rendered by a browser, not the bytes served
     sha256: str = ""
+    # Why the archived record cannot be trusted (cut short, a digest that does not match, a
+    # body over MAX_BODY_BYTES or in an encoding that cannot be decoded), else None. A damaged
+    # capture is a failed capture: its body (empty) is never parsed.
+    damaged: str | None = None
 
     def __post_init__(self) -> None:
         if self.captured_at.tzinfo is None:
@@ -177,41 +188,134 @@ def append_captures(root: Path, captures: Iterable[Capture]) -> list[Path]:
     return list(groups)
 
 
-def read_captures(path: Path) -> Iterator[Capture]:
-    """Every capture in one archive file, in the order it was written."""
+class ArchiveReadError(ValueError):
+    """An archive file, or a record in it, that cannot be read whole."""
+
+
+@dataclass
+class ArchiveRead:
+    """What one archive file holds: its captures in the order written (damaged ones marked,
+    Capture.damaged) and what made the file itself unreadable past some point."""
+
+    captures: list[Capture]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> list[Capture]:
+        return [c for c in self.captures if c.damaged]
+
+
+def _said(exc: BaseException, limit: int = 160) -> str:
+    """An exception as one short printable line: warcio quotes the bytes it could not read,
+    which may be anything (random bytes appended to a file)."""
+    text = "".join(ch if ch.isprintable() and ord(ch) < 128 else "?" for ch in str(exc))
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{type(exc).__name__}: {text}"
+
+
+def _drain(stream) -> None:
+    while stream.read(1024 * 1024):
+        pass
+
+
+def _read_body(rec, limit: int = MAX_BODY_BYTES) -> tuple[bytes, str | None]:
+    """A record's decoded body and why it cannot be trusted, or None. Checks, beyond what warcio
+    returns: the body decodes (Content-Encoding) to at most `limit` bytes, read no further; the
+    block is as long as its Content-Length (a file cut short gives back the part it holds);
+    the WARC-Block-Digest and WARC-Payload-Digest match (warcio's check_digests)."""
+    try:
+        body = rec.content_stream().read(limit + 1)
+    except Exception as exc:  # an encoding warcio cannot decode (brotli 1.2: AttributeError)
+        enc = rec.http_headers.get_header("Content-Encoding") if rec.http_headers else None
+        return b"", (f"body could not be decoded (Content-Encoding {enc or 'none'}): "
+                     f"{_said(exc)}")
+    if len(body) > limit:
+        return b"", f"body decodes to more than {limit:,} bytes (the cap): not read further"
+    try:
+        _drain(rec.raw_stream)  # the rest of the block, for the length and digest checks
+    except Exception as exc:
+        return b"", f"record could not be read to its end: {_said(exc)}"
+    length = rec.rec_headers.get_header("Content-Length")
+    missing = getattr(rec.raw_stream, "limit", 0)
+    if missing:
+        return b"", (f"record cut short: {int(length) - missing:,} of {int(length):,} bytes "
+                     f"(Content-Length) in the archive")
+    checker = rec.digest_checker
+    if checker is not None and checker.passed is False:
+        return b"", f"record does not match its recorded digest ({'; '.join(checker.problems)})"
+    return body, None
+
+
+def read_archive(path: Path, limit_for: Callable[[str], int] | None = None) -> ArchiveRead:
+    """Every capture in one archive file, in the order written, each checked whole
+    (_read_body): a record that is cut short, fails its digest or decodes past the cap is a
+    capture marked damaged, with an empty body. What stops the file being read further (bytes
+    that are no WARC record after the last one, a gzip member cut short) is a problem of the
+    file; the captures read before it are kept. `limit_for(url)`: the cap of a URL's body
+    (registry.body_cap), MAX_BODY_BYTES without it."""
     pending: dict[str, Capture] = {}
     order: list[str] = []
+    problems: list[str] = []
     path = objstore.location(path)
-    with path.open("rb") as fh:
-        for rec in ArchiveIterator(fh):
-            if rec.rec_type == "response":
-                rid = rec.rec_headers.get_header("WARC-Record-ID")
-                http = rec.http_headers
-                body = rec.content_stream().read()
-                ts = dt.datetime.fromisoformat(
-                    rec.rec_headers.get_header("WARC-Date").replace("Z", "+00:00")
-                )
-                pending[rid] = Capture(
-                    provider=rec.rec_headers.get_header(H_PROVIDER) or path.name.split(".")[0],
-                    url=rec.rec_headers.get_header("WARC-Target-URI"),
-                    body=body,
-                    captured_at=ts,
-                    status=int(http.get_statuscode() or 0) if http else 0,
-                    headers=list(http.headers) if http else [],
-                    origin=rec.rec_headers.get_header(H_ORIGIN),
-                    rendered=rec.rec_headers.get_header(H_RENDERED) == "true",
-                    sha256=hashlib.sha256(body).hexdigest(),
-                )
-                order.append(rid)
-            elif rec.rec_type == "request":
-                target = rec.rec_headers.get_header("WARC-Concurrent-To")
-                cap = pending.get(target)
-                if cap is not None:
-                    cap.method = rec.http_headers.protocol if rec.http_headers else "GET"
-                    body = rec.content_stream().read()
-                    cap.request_body = body or None
-    for rid in order:
-        yield pending[rid]
+    n = 0
+    try:
+        with path.open("rb") as fh:
+            for rec in ArchiveIterator(fh, check_digests=True):
+                n += 1
+                if rec.rec_type == "response":
+                    rid = rec.rec_headers.get_header("WARC-Record-ID")
+                    http = rec.http_headers
+                    url = rec.rec_headers.get_header("WARC-Target-URI")
+                    body, damaged = _read_body(rec, limit_for(url) if limit_for else
+                                               MAX_BODY_BYTES)
+                    sha = hashlib.sha256(body).hexdigest()
+                    recorded = rec.rec_headers.get_header(H_SHA256)
+                    if not damaged and recorded and recorded != sha:
+                        damaged = (f"body SHA-256 {sha[:12]}... does not match the recorded "
+                                   f"{recorded[:12]}...")
+                    if damaged:
+                        body, sha = b"", recorded or sha
+                    ts = dt.datetime.fromisoformat(
+                        rec.rec_headers.get_header("WARC-Date").replace("Z", "+00:00")
+                    )
+                    pending[rid] = Capture(
+                        provider=rec.rec_headers.get_header(H_PROVIDER) or path.name.split(".")[0],
+                        url=url,
+                        body=body,
+                        captured_at=ts,
+                        status=int(http.get_statuscode() or 0) if http else 0,
+                        headers=list(http.headers) if http else [],
+                        origin=rec.rec_headers.get_header(H_ORIGIN),
+                        rendered=rec.rec_headers.get_header(H_RENDERED) == "true",
+                        sha256=sha,
+                        damaged=damaged,
+                    )
+                    order.append(rid)
+                elif rec.rec_type == "request":
+                    target = rec.rec_headers.get_header("WARC-Concurrent-To")
+                    cap = pending.get(target)
+                    body, damaged = _read_body(rec)
+                    if cap is not None:
+                        cap.method = rec.http_headers.protocol if rec.http_headers else "GET"
+                        cap.request_body = body or None
+                        if damaged and not cap.damaged:
+                            cap.damaged = f"its request record: {damaged}"
+    except Exception as exc:  # not a WARC record, a gzip member cut short, a store read failed
+        problems.append(f"{path}: unreadable after record {n}: {_said(exc)}")
+    return ArchiveRead([pending[rid] for rid in order], problems)
+
+
+def read_captures(path: Path, limit_for: Callable[[str], int] | None = None
+                  ) -> Iterator[Capture]:
+    """Every capture in one archive file, in the order it was written. Raises ArchiveReadError
+    (naming the file and the record) when any record or the file cannot be read whole: callers
+    that must go on past a damaged file use read_archive."""
+    read = read_archive(path, limit_for)
+    bad = [f"{path}: {c.url} captured at {_warc_date(c.captured_at)}: {c.damaged}"
+           for c in read.damaged] + read.problems
+    if bad:
+        raise ArchiveReadError("; ".join(bad))
+    yield from read.captures
 
 
 def captures_per_request(captures: Iterable[Capture]) -> list[list[Capture]]:

@@ -29,12 +29,12 @@ from typing import Any
 import scrapy
 from scrapy.crawler import CrawlerProcess
 
-from gpuprices.spiders.archive import ArchiveSession, Capture
+from gpuprices.spiders.archive import MAX_BODY_BYTES, ArchiveSession, Capture
 from gpuprices.spiders.registry import source_for
 from gpuprices.spiders.sources import RequestSpec
 
 USER_AGENT = "gpuprices/0.1 (GPU price history for procurement; +https://github.com/gpuprices/gpuprices)"
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_BYTES = MAX_BODY_BYTES  # one cap on every decoded body (spiders/archive.py)
 CHROMIUM = "/usr/bin/chromium"
 # Flags that keep Debian's Chromium from reaching out on its own; the machine's network is closed
 # except for the sites we crawl (see the environment notes in README "Browser pages").

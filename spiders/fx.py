@@ -37,7 +37,7 @@ from gpuprices.spiders.archive import (
     append_captures,
     latest_per_request,
     list_archives,
-    read_captures,
+    read_archive,
 )
 from gpuprices.spiders.parsers import ParseError
 from gpuprices.spiders.sources import ecb as ecb_source
@@ -175,15 +175,19 @@ def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], 
     wins over an earlier one for the same day and currency (the ECB occasionally corrects a
     rate). A capture that does not parse is reported, never fatal."""
     found: list[tuple[dt.datetime, Capture]] = []
+    errors: list[ParseError] = []
     for _day, provider, path in list_archives(archive_root):
         if provider != PROVIDER:
             continue
-        for cap in latest_per_request(read_captures(path)):
+        read = read_archive(path)  # a damaged file or record costs its own rates, no others
+        errors += [_fail(str(path), problem) for problem in read.problems]
+        errors += [_fail(c.url, f"damaged capture in the archive: {c.damaged}")
+                   for c in read.damaged]
+        for cap in latest_per_request([c for c in read.captures if not c.damaged]):
             if cap.status == 200:
                 found.append((cap.captured_at, cap))
     found.sort(key=lambda item: item[0])
     rates: dict[tuple[dt.date, str], tuple[float, str]] = {}
-    errors: list[ParseError] = []
     for ts, cap in found:
         try:
             parsed = parse(cap.body, cap.url)

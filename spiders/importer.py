@@ -8,7 +8,8 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
-from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
+from gpuprices.spiders import registry
+from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_archive
 from gpuprices.spiders.sources import ecb
 from gpuprices.warehouse.contract import PROVIDERS
 
@@ -18,6 +19,10 @@ ARCHIVE_NAMES = (*PROVIDERS, ecb.PROVIDER)
 MANIFEST_FIELDS = ("file", "provider", "url", "captured_at", "method", "origin")
 _TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8",
           ".htm": "text/html; charset=utf-8", ".csv": "text/csv", ".xml": "application/xml"}
+
+
+class BodyTooLargeError(ValueError):
+    """A file larger than the cap on a decoded body (archive.MAX_BODY_BYTES, registry.body_cap)."""
 
 
 def parse_timestamp(text: str) -> dt.datetime:
@@ -39,18 +44,25 @@ def import_capture(archive_root: Path, file: Path, provider: str, url: str,
     id: it names the archive file, so anything else could write outside the archive."""
     if provider not in ARCHIVE_NAMES:
         raise ValueError(f"unknown provider {provider!r} (known: {', '.join(ARCHIVE_NAMES)})")
+    cap = registry.body_cap(provider)(url)
+    size = Path(file).stat().st_size
+    if size > cap:  # checked before reading: the same cap a live fetch and a replay apply
+        raise BodyTooLargeError(f"{file}: {size:,} bytes, more than the {cap:,} byte cap on a "
+                                f"capture's body ({provider} {url}): not archived")
     body = Path(file).read_bytes()
     sha = hashlib.sha256(body).hexdigest()
     path = archive_path(archive_root, provider, captured_at.astimezone(dt.UTC).date())
     if path.exists():
-        for cap in read_captures(path):
-            if cap.url == url and cap.sha256 == sha and cap.captured_at == captured_at:
+        # What the day file holds, damaged records included (their URL, time and recorded
+        # SHA-256 still tell what was archived): a damaged file never blocks an import.
+        for old in read_archive(path, registry.body_cap(provider)).captures:
+            if old.url == url and old.sha256 == sha and old.captured_at == captured_at:
                 return path, False
     ctype = content_type or _TYPES.get(Path(file).suffix.lower(), "application/octet-stream")
-    cap = Capture(provider=provider, url=url, body=body, captured_at=captured_at,
-                  headers=[("Content-Type", ctype)], method=method.upper(),
-                  request_body=request_body, origin=origin, sha256=sha)
-    append_captures(archive_root, [cap])
+    append_captures(archive_root, [Capture(
+        provider=provider, url=url, body=body, captured_at=captured_at,
+        headers=[("Content-Type", ctype)], method=method.upper(), request_body=request_body,
+        origin=origin, sha256=sha)])
     return path, True
 
 
@@ -93,7 +105,8 @@ def archive_new(archive_root: Path, captures: list[Capture]) -> tuple[int, int]:
     for cap in captures:
         path = archive_path(archive_root, cap.provider, cap.snapshot_date)
         if path not in known:
-            known[path] = ({(c.url, c.captured_at, c.sha256) for c in read_captures(path)}
+            known[path] = ({(c.url, c.captured_at, c.sha256)
+                            for c in read_archive(path, registry.body_cap(cap.provider)).captures}
                            if path.exists() else set())
         key = (cap.url, cap.captured_at, cap.sha256)
         if key in known[path]:

@@ -114,6 +114,23 @@ def parser_for(provider: str) -> Parser:
     return parser_module(provider).parse
 
 
+def body_cap(provider: str) -> Callable[[str], int]:
+    """The largest decoded body accepted from a URL of this provider: archive.MAX_BODY_BYTES, or
+    more where its fetch plan says a document is larger by nature (the source module's optional
+    `body_cap(url) -> int | None`: AWS's regional offer files). The crawl, the import and the
+    replay of the archive all apply it."""
+    from gpuprices.spiders.archive import MAX_BODY_BYTES  # archive is a leaf: no cycle
+    try:
+        hook = getattr(source_for(provider), "body_cap", None)
+    except KeyError:  # the ECB rates and other archive names without a provider package
+        hook = None
+
+    def cap(url: str) -> int:
+        return max(MAX_BODY_BYTES, (hook(url) or 0) if hook else 0)
+
+    return cap
+
+
 def wayback_urls(provider: str) -> list[str]:
     """The provider's current and former public pricing URLs, for the Wayback backfill."""
     return list(declaration(provider).wayback_urls)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
+from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_archive
 from gpuprices.spiders.registry import wayback_urls
 
 CDX_ENDPOINT = "https://web.archive.org/cdx/search/cdx"
@@ -236,7 +236,7 @@ def _known_captures(root: Path, provider: str, day: dt.date,
         found: set[tuple[str, str]] = set()
         path = archive_path(root, provider, day)
         if path.exists():
-            for cap in read_captures(path):
+            for cap in read_archive(path).captures:  # a damaged record still names its URL
                 found.add((cap.url, cap.captured_at.astimezone(dt.UTC).strftime("%Y%m%d%H%M%S")))
                 m = _ASKED_NOTE.search(cap.origin or "")
                 if m:

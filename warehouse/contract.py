@@ -7,9 +7,12 @@ files written before the change still load.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +60,47 @@ OFFER_COLUMNS = tuple(OFFER_SCHEMA.names)
 
 class ContractError(ValueError):
     """A row that does not satisfy the offer contract."""
+
+
+# Inside a parse of archived bytes (spiders/parsers parse_body_counted), one row that breaks the
+# contract (a price of Infinity, "0x H200") must not cost the page's other rows: make_offer then
+# returns the row as read, its problem in extra[CONTRACT_PROBLEM], and the schema gate
+# (flows/pipeline/gates.py) quarantines it with that reason. Outside a parse it raises.
+CONTRACT_PROBLEM = "contract_problem"
+_ROW_PROBLEMS_HELD: ContextVar[bool] = ContextVar("row_problems_held", default=False)
+
+
+@contextlib.contextmanager
+def row_problems_held() -> Iterator[None]:
+    """make_offer returns a row that breaks the contract marked with its problem (for the
+    gates to quarantine) instead of raising ContractError."""
+    token = _ROW_PROBLEMS_HELD.set(True)
+    try:
+        yield
+    finally:
+        _ROW_PROBLEMS_HELD.reset(token)
+
+
+def _row_problem(provider: str, sku: str, pricing_model: str, price_per_hour: object,
+                 gpu_count: object) -> str | None:
+    if pricing_model not in PRICING_MODELS:
+        return f"{provider}: unknown pricing_model {pricing_model!r} for {sku}"
+    if isinstance(price_per_hour, bool) or not (isinstance(price_per_hour, int | float)
+                                                and math.isfinite(price_per_hour)):
+        return f"{provider}: price {price_per_hour!r} for {sku} is not a number"
+    if price_per_hour <= 0:
+        return f"{provider}: price {price_per_hour} for {sku} is not positive"
+    if (isinstance(gpu_count, bool) or not isinstance(gpu_count, int | float)
+            or not math.isfinite(gpu_count) or gpu_count <= 0):
+        return f"{provider}: GPU count {gpu_count!r} for {sku} is not positive"
+    return None
+
+
+def _number(v: object) -> float:
+    try:
+        return float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
 
 
 @dataclass
@@ -137,14 +181,17 @@ def make_offer(
     values break the contract, so a parser bug is loud at the row that caused it."""
     if meta.provider not in PROVIDERS:
         raise ContractError(f"unknown provider {meta.provider!r}")
-    if pricing_model not in PRICING_MODELS:
-        raise ContractError(f"{meta.provider}: unknown pricing_model {pricing_model!r} for {sku}")
-    if not (isinstance(price_per_hour, int | float) and math.isfinite(price_per_hour)):
-        raise ContractError(f"{meta.provider}: price {price_per_hour!r} for {sku} is not a number")
-    if price_per_hour <= 0:
-        raise ContractError(f"{meta.provider}: price {price_per_hour} for {sku} is not positive")
-    if not gpu_count or gpu_count <= 0:
-        raise ContractError(f"{meta.provider}: GPU count {gpu_count!r} for {sku} is not positive")
+    extra = dict(extra or {})
+    problem = _row_problem(meta.provider, sku, pricing_model, price_per_hour, gpu_count)
+    if problem and not _ROW_PROBLEMS_HELD.get():
+        raise ContractError(problem)
+    if problem:  # held by the schema gate with this reason; the page's other rows go on
+        extra[CONTRACT_PROBLEM] = problem
+        price, count = _number(price_per_hour), _number(gpu_count)
+        per_gpu = price / count if count and math.isfinite(count) else math.nan
+    else:
+        price, count = float(price_per_hour), float(gpu_count)
+        per_gpu = price / count
     captured = meta.captured_at.astimezone(dt.UTC)
     return Offer(
         snapshot_date=captured.date(),
@@ -156,20 +203,20 @@ def make_offer(
         region=region,
         gpu_model=gpu_model,
         gpu_memory_gb=gpu_memory_gb,
-        gpu_count=float(gpu_count),
+        gpu_count=count,
         vcpus=vcpus,
         ram_gb=ram_gb,
         interconnect=interconnect,
         pricing_model=pricing_model,
         commitment_months=commitment_months,
-        price_per_hour=float(price_per_hour),
+        price_per_hour=price,
         currency=currency,
-        price_per_gpu_hour=float(price_per_hour) / float(gpu_count),
+        price_per_gpu_hour=per_gpu,
         effective_from=effective_from,
         billing_increment_s=billing_increment_s,
         min_billing_s=min_billing_s,
         available=available,
-        extra=dict(extra or {}),
+        extra=extra,
     )
 
 

@@ -70,7 +70,7 @@ def reader_during_load(tmp: Path) -> ProbeResult:
         night = _night(settings, DAY)
         expected = night.rows
         with reader_holding(settings.db_path, for_s=5):
-            _, took = elapsed(pipeline.load, settings, [night], "r2")
+            _, took = elapsed(loading.load, settings, [night], "r2")
     got = _rows(settings, DAY)
     return ProbeResult(night.status == "ok" and got == expected, rows_lost=expected - got,
                        detail=f"a reader held the warehouse 5 s: the load waited, {took:.0f} s, "
@@ -101,7 +101,7 @@ def trickling_webhook_probe(tmp: Path) -> ProbeResult:
     with trickling_webhook(gap_s=WEBHOOK_GAP_S) as (url, hung_up), _quiet(), \
             mock.patch.dict(os.environ, {"GPUPRICES_WEBHOOK_URL": url}):
         os.environ.pop("GPUPRICES_WEBHOOK_TIMEOUT_S", None)
-        summary, took = elapsed(pipeline.load, settings, [failed], "r1")
+        summary, took = elapsed(loading.load, settings, [failed], "r1")
         cut = hung_up.wait(10)
     said = "NOT delivered (webhook post abandoned" in summary.read_text()
     return ProbeResult(said and cut and took < 30,

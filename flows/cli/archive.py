@@ -14,7 +14,12 @@ from rich.console import Console
 from gpuprices.flows.cli.options import ArchiveDir, ProviderOpt, providers_or_all
 from gpuprices.flows.config import REPO_ROOT, settings_from
 from gpuprices.spiders.archive import FutureCaptureError
-from gpuprices.spiders.importer import archive_new, import_manifest, parse_timestamp
+from gpuprices.spiders.importer import (
+    BodyTooLargeError,
+    archive_new,
+    import_manifest,
+    parse_timestamp,
+)
 from gpuprices.spiders.importer import import_capture as archive_capture
 from gpuprices.spiders.providers.aws.history import captures_from_p5_series
 from gpuprices.spiders.providers.azure.history import captures_from_azure_history
@@ -62,7 +67,7 @@ def import_capture(
                                     parse_timestamp(captured_at), method=method,
                                     request_body=request_body.encode() if request_body else None,
                                     origin=origin)
-    except FutureCaptureError as exc:
+    except (FutureCaptureError, BodyTooLargeError) as exc:
         err.print(f"not archived: {exc}", highlight=False, markup=False)
         raise typer.Exit(2) from None
     console.print(f"{'archived in' if new else 'already in'} {path}")

@@ -44,6 +44,7 @@ from gpuprices.flows.ops.warehouse_state import (
 from gpuprices.flows.pipeline import live, load_steps, progress, provider_classes
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.flows.pipeline.results import DayResult, not_run
+from gpuprices.flows.redaction import redact
 from gpuprices.spiders import registry
 from gpuprices.warehouse import db, lake_sync
 
@@ -96,10 +97,14 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None, ru
         if problem:
             err.print(f"warning: {problem}", highlight=False)
     for p in providers:
-        if replay is None:
-            results.append(live.live_day(settings, p))
-        else:
-            results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed))
+        try:
+            if replay is None:
+                results.append(live.live_day(settings, p))
+            else:
+                results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed))
+        except Exception as exc:  # one provider that crashed never stops the others (nightly)
+            results.append(DayResult(provider=p, snapshot_date=None, status="failed",
+                                     errors=[redact(f"{p}: {type(exc).__name__}: {exc}")]))
     loading.load(settings, results, run_id, on_day=progress.loaded)
     return results
 
@@ -114,8 +119,11 @@ def _progress(settings: Settings, providers: list[str], replay: str | None):
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     days = dict.fromkeys(providers, 0)
-    for _, p, _ in pipeline.archives(settings, providers, dates):
-        days[p] += 1
+    try:
+        for _, p, _ in pipeline.archives(settings, providers, dates):
+            days[p] += 1
+    except Exception:  # an archive that cannot be listed: the run reports it per provider
+        return contextlib.nullcontext()
     return progress.shown(err, days)
 
 

@@ -37,6 +37,14 @@ The gates, in order, for each parsed offer:
    for: an 8-GPU node's price read as one GPU's (x8), a x10 slip, cents read as dollars (x100),
    a monthly price read as hourly (x730).
 
+Three more checks run between 3 and 4 on the rows that stand (issue 30): an on-demand price
+below a committed or reserved price of the same offer that day (`commitment: …`), and an
+on-demand or committed price below a third of the same offer's median across at least 3 of the
+provider's regions that day (`regions: …`), have lost a part and are held; a price in a currency
+the archived ECB rates do not quote on or before its day is held (`currency: …`), and a price in
+another currency than USD is judged by the band of its own currency when one is known, else by
+the USD band after conversion, and by the move gate in USD when the offer's currency changed.
+
 Per provider-day, a row count below half the last good snapshot's (when that snapshot is at
 most ROW_COUNT_WINDOW_DAYS old: years of replayed history change a page's size for real)
 marks the provider degraded: it still loads, and the run summary and webhook say so.
@@ -51,11 +59,12 @@ import dataclasses
 import datetime as dt
 import math
 import re
-from collections.abc import Iterable
+import statistics
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from gpuprices.warehouse import identity
-from gpuprices.warehouse.contract import PRICING_MODELS, PROVIDERS, Offer
+from gpuprices.warehouse.contract import CONTRACT_PROBLEM, PRICING_MODELS, PROVIDERS, Offer
 
 MOVE_FACTOR = 3.0
 MOVE_LONG_GAP_DAYS = 31
@@ -126,6 +135,15 @@ class Reference:
     # (gpu_model, currency, pricing_model) -> (lowest, highest) per-GPU price in the history
     known: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
     released: set[tuple[Identity, float]] = field(default_factory=set)
+    # units of a currency per USD on a day (flows/pipeline/usd_rates.py), None when the ECB has
+    # no rate for it: a price in another currency is judged in USD, or held without a rate.
+    per_usd: Callable[[str, dt.date], float | None] | None = None
+
+    def usd_factor(self, currency: str, day: dt.date) -> float | None:
+        """Units of `currency` per USD on `day`; 1 for USD; None without a rate."""
+        if currency == "USD":
+            return 1.0
+        return self.per_usd(currency, day) if self.per_usd is not None else None
 
 
 @dataclass
@@ -140,6 +158,8 @@ class GateResult:
 
 def schema_problem(o: Offer) -> str | None:
     """Why a row breaks the offer contract, or None."""
+    if isinstance(o.extra, dict) and o.extra.get(CONTRACT_PROBLEM):  # what make_offer found
+        return str(o.extra[CONTRACT_PROBLEM])
     if o.provider not in PROVIDERS:
         return f"unknown provider {o.provider!r}"
     if o.pricing_model not in PRICING_MODELS:
@@ -168,10 +188,11 @@ def band_key(o: Offer) -> tuple[str, str, str]:
     return (o.gpu_model, o.currency, o.pricing_model)
 
 
-def band_for(ref: Reference, o: Offer) -> tuple[float, float] | None:
-    """The plausible per-GPU price range of the offer's GPU model, currency and pricing model,
-    or None when no price of them is known."""
-    key = band_key(o)
+def band_for(ref: Reference, o: Offer, key: tuple[str, str, str] | None = None
+             ) -> tuple[float, float] | None:
+    """The plausible per-GPU price range of the offer's GPU model, currency and pricing model
+    (or of `key`), or None when no price of them is known."""
+    key = key or band_key(o)
     prices = list(ref.band.get(key, ())) + list(ref.known.get(key, ()))
     if not prices:
         return None
@@ -224,6 +245,87 @@ def one_price_per_offer(offers: Iterable[Offer], ref: Reference | None = None
     return standing, held
 
 
+COMMITTED_MODELS = ("committed", "reserved")
+
+
+def _same_offer_any_term(o: Offer) -> tuple:
+    """What an on-demand row and its own commitment rows share: the thing bought, where, in
+    what currency, from when (not the term, nor its pricing model or wording)."""
+    return (o.provider, o.sku, o.region, o.gpu_model, o.gpu_count, o.currency, o.effective_from)
+
+
+def _below_own_commitment(offers: list[Offer], ref: Reference
+                          ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """On-demand rows priced below a commitment price of the same offer the same day, held:
+    a commitment is a discount on the on-demand price, so an on-demand price below it has lost
+    a part (GCP's 2023-01-12 history: northamerica-northeast2 a2-highgpu-1g on-demand 0.814064/h
+    without its GPU, its 1-year commitment 2.546/h). A reviewer's release lets one load."""
+    lowest: dict[tuple, Offer] = {}
+    for o in offers:
+        if o.pricing_model in COMMITTED_MODELS:
+            key = _same_offer_any_term(o)
+            if key not in lowest or o.price_per_hour < lowest[key].price_per_hour:
+                lowest[key] = o
+    keep, held = [], []
+    for o in offers:
+        c = lowest.get(_same_offer_any_term(o)) if o.pricing_model == "on_demand" else None
+        if (c is not None and o.price_per_hour < c.price_per_hour
+                and not is_released(ref, identity.of_offer(o), o.price_per_hour)):
+            term = f"{c.commitment_months}-month " if c.commitment_months else ""
+            held.append((o, (
+                f"commitment: on-demand {o.price_per_hour:g} {o.currency}/h is below the "
+                f"{term}{c.pricing_model} price {c.price_per_hour:g} of the same offer")))
+        else:
+            keep.append(o)
+    return keep, held
+
+
+# A list price (on-demand or committed, not spot) below this share of the median price of the same
+# offer across the provider's other regions that day has lost a part. The real regional spread
+# of on-demand and committed prices in the full replay of the bundled snapshots is 0.73-1.97 of
+# that median (Azure, AWS, GCP; 12,121 rows); GCP's 2024-05-17 history lists its
+# northamerica-northeast2 A2 prices without the GPU at 0.12-0.19 of it. Spot prices are left
+# out: their real regional spread reaches 0.23 (GCP 2025-06-26).
+REGION_FLOOR = 1 / 3
+REGION_MIN = 3  # regions needed for a median that means something
+_LIST_PRICES = ("on_demand", *COMMITTED_MODELS)
+
+
+def _far_below_other_regions(offers: list[Offer], ref: Reference
+                             ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """List prices below REGION_FLOOR of the median of the same offer across the day's regions,
+    held (a reviewer's release lets one load)."""
+    groups: dict[Identity, list[float]] = {}
+    for o in offers:
+        if o.pricing_model in _LIST_PRICES and o.region:
+            groups.setdefault(identity.of_offer(o)._replace(region=None), []).append(
+                o.price_per_hour)
+    keep, held = [], []
+    for o in offers:
+        prices = (groups.get(identity.of_offer(o)._replace(region=None), [])
+                  if o.pricing_model in _LIST_PRICES and o.region else [])
+        med = statistics.median(prices) if len(prices) >= REGION_MIN else None
+        if (med is not None and o.price_per_hour < med * REGION_FLOOR
+                and not is_released(ref, identity.of_offer(o), o.price_per_hour)):
+            held.append((o, (
+                f"regions: {o.price_per_hour:g} {o.currency}/h in {o.region} is below a third "
+                f"of the median {med:g} of the same offer in {len(prices)} regions")))
+        else:
+            keep.append(o)
+    return keep, held
+
+
+def _without_currency(ident: Identity) -> Identity:
+    return ident._replace(currency=None)
+
+
+def _by_identity_without_currency(ref: Reference) -> dict[Identity, list[Identity]]:
+    found: dict[Identity, list[Identity]] = {}
+    for ident in ref.prev_prices:
+        found.setdefault(_without_currency(ident), []).append(ident)
+    return found
+
+
 def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResult:
     """Split one provider-day's parsed offers into loadable rows and quarantined rows (with
     their reason), collect price moves against the previous snapshot and decide whether the
@@ -243,24 +345,49 @@ def run_gates(offers: Iterable[Offer], ref: Reference | None = None) -> GateResu
             mapped.append(o)
     standing, superseded = one_price_per_offer(mapped, ref)
     out.bad.extend(superseded)
+    other_currency = _by_identity_without_currency(ref)
+    standing, below_commitment = _below_own_commitment(standing, ref)
+    out.bad.extend(below_commitment)
+    standing, below_regions = _far_below_other_regions(standing, ref)
+    out.bad.extend(below_regions)
     for o in standing:
         ident = identity.of_offer(o)
         released = is_released(ref, ident, o.price_per_hour)
-        band = band_for(ref, o)
+        per_usd = ref.usd_factor(o.currency, o.snapshot_date)
+        if per_usd is None:  # never released: its USD price would be NULL in every view
+            out.bad.append((o, (
+                f"currency: {o.currency!r} has no ECB reference rate on or before "
+                f"{o.snapshot_date}: the price cannot be converted to USD nor checked "
+                "against a band")))
+            continue
+        band, value, unit = band_for(ref, o), o.price_per_gpu_hour, o.currency
+        if band is None and o.currency != "USD":  # no band in its own currency: judge in USD
+            band = band_for(ref, o, (o.gpu_model, "USD", o.pricing_model))
+            value, unit = o.price_per_gpu_hour / per_usd, f"USD (from {o.currency})"
         if band is None:
             no_band.add(f"{o.gpu_model} {o.pricing_model} ({o.currency})")
-        elif not released and not band[0] <= o.price_per_gpu_hour <= band[1]:
+        elif not released and not band[0] <= value <= band[1]:
             out.bad.append((o, (
-                f"band: {o.price_per_gpu_hour:g} {o.currency}/GPU-h outside "
+                f"band: {value:g} {unit}/GPU-h outside "
                 f"{band[0]:.4g}..{band[1]:.4g} (the lowest and highest known {o.gpu_model} "
                 f"{o.pricing_model} prices ÷/x {BAND_MARGIN:g})")))
             continue
-        prev = ref.prev_prices.get(ident)
+        prev, price, cur = ref.prev_prices.get(ident), o.price_per_hour, o.currency
+        if prev is None and ref.prev_date is not None:
+            # The same offer last priced in another currency: compare both in USD, so a
+            # currency switch never lets a price escape the move gate.
+            for old_ident in other_currency.get(_without_currency(ident), ()):
+                old_per_usd = ref.usd_factor(old_ident.currency, ref.prev_date)
+                if old_per_usd:
+                    lo, hi = ref.prev_prices[old_ident]
+                    prev = (lo / old_per_usd, hi / old_per_usd)
+                    price, cur = o.price_per_hour / per_usd, f"USD (from {o.currency})"
+                    break
         if prev is not None and ref.prev_date is not None:
             lo, hi = prev
-            old = hi if o.price_per_hour > hi else lo if o.price_per_hour < lo else None
+            old = hi if price > hi else lo if price < lo else None
             if old is not None:
-                move = Move(ident, old, o.price_per_hour, ref.prev_date, o.currency)
+                move = Move(ident, old, price, ref.prev_date, cur)
                 out.moves.append(move)
                 limit = move_limit((o.snapshot_date - ref.prev_date).days)
                 if not released and (move.ratio > limit or move.ratio < 1 / limit):

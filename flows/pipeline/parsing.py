@@ -8,8 +8,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gpuprices.spiders import generic
-from gpuprices.spiders.archive import Capture, captures_per_request, future_problem, read_captures
+from gpuprices.spiders import generic, registry
+from gpuprices.spiders.archive import Capture, captures_per_request, future_problem, read_archive
 from gpuprices.spiders.parsers import ParseError, parse_body_counted, postprocess, wants
 from gpuprices.warehouse.contract import Offer
 
@@ -28,7 +28,10 @@ class Parsed:
 
 def _parse_one(cap: Capture, provider: str) -> tuple[list[Offer], dict[str, int]]:
     """One capture's offers and the rows its parser passed over; a parser bug is a ParseError
-    of that page, never the run's."""
+    of that page, never the run's. A capture the archive could not give back whole (cut short,
+    a digest that does not match, over the body cap) is a failed capture, never parsed."""
+    if cap.damaged:
+        raise ParseError(provider, cap.url, f"damaged capture in the archive: {cap.damaged}")
     try:
         return parse_body_counted(cap.body, cap.meta())
     except ParseError:
@@ -44,11 +47,14 @@ def _at(cap: Capture) -> str:
 def parse_archive(path: Path, provider: str) -> Parsed:
     """Offers from one archive file: for each request, its latest capture that parses (a later
     one that fails is reported and the earlier good one used), each page parsed alone so that
-    one broken page does not hide the others. Captures dated later than now are refused."""
+    one broken page does not hide the others. Captures dated later than now are refused; what
+    made the file unreadable past some point is an error of the day naming the file."""
     now = dt.datetime.now(dt.UTC)
     errors: list[ParseError] = []
     caps = []
-    for cap in read_captures(path):
+    read = read_archive(path, registry.body_cap(provider))
+    errors += [ParseError(provider, str(path), problem) for problem in read.problems]
+    for cap in read.captures:
         problem = future_problem(cap.captured_at, now)
         if problem:
             errors.append(ParseError(provider, cap.url, problem))
@@ -81,7 +87,8 @@ def parse_archive(path: Path, provider: str) -> Parsed:
                     f"({failures[0].problem}); used the capture of {_at(cap)}")))
             break
         else:  # no capture of this request parses: a page in an unknown layout is held
-            candidates = generic.held(failures[0], group[0].body, group[0].meta())
+            candidates = (None if group[0].damaged else
+                          generic.held(failures[0], group[0].body, group[0].meta()))
             if candidates:
                 held += candidates
                 held_from.append(str(failures[0]))

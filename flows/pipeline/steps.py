@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from gpuprices.flows.config import Settings
-from gpuprices.flows.pipeline import gates, unknown_layout
+from gpuprices.flows.pipeline import gates, unknown_layout, usd_rates
 from gpuprices.flows.pipeline.parsing import Parsed, parse_archive
 from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.flows.redaction import redact
@@ -93,10 +93,12 @@ def reference(settings: Settings, provider: str, day: dt.date,
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
-    snapshot whatever its age (the move gate holds a x10 nine days or nine months later).
+    snapshot whatever its age (the move gate holds a x10 nine days or nine months later), and
+    the archived ECB rates that turn a price in another currency into USD for the gates.
     `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
     ref = gates.Reference(released=_released(settings, provider, day),
-                          known=price_bands.known_ranges())
+                          known=price_bands.known_ranges(),
+                          per_usd=usd_rates.UsdRates(settings.archive_root))
     latest: dict[str, tuple[dt.date, Path]] = {}
     if partitions is None:
         partitions = lake.list_partitions(settings.lake_root)
@@ -192,6 +194,18 @@ def archives(settings: Settings, providers: Iterable[str] | None = None,
     ]
 
 
+def _store_file(settings: Settings, provider: str, day: dt.date, path: Path,
+                partitions: list[tuple[dt.date, str, Path]] | None) -> DayResult:
+    """One archive file parsed, gated and stored; whatever goes wrong with it (a file that
+    cannot be read, a parser or store bug) fails this provider-day alone, named with its file,
+    as `nightly` isolates a provider: the other files and providers of the run go on."""
+    try:
+        return store_day(settings, provider, day, parse_archive(path, provider), partitions)
+    except Exception as exc:
+        return DayResult(provider=provider, snapshot_date=day, status="failed",
+                         errors=[redact(f"{provider}: {path}: {type(exc).__name__}: {exc}")])
+
+
 def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None,
             on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
     """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
@@ -203,7 +217,16 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
     # it could be by a listing taken a moment earlier: concurrent providers never had an order.
     partitions: list[tuple[dt.date, str, Path]] | None = None
-    for day, _, path in archives(settings, [provider], dates):
+    try:
+        days = archives(settings, [provider], dates)
+    except Exception as exc:  # a store that cannot be listed (StoreError, wrong credentials)
+        res = DayResult(provider=provider, snapshot_date=None, status="failed",
+                        errors=[redact(f"{provider}: could not list the archive at "
+                                       f"{settings.archive_root}: {exc}")])
+        if on_day is not None:
+            on_day(res)
+        return [res]
+    for day, _, path in days:
         if partitions is None:
             try:
                 partitions = lake.list_partitions(settings.lake_root)
@@ -214,8 +237,7 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(store_day(settings, provider, day, parse_archive(path, provider),
-                                     partitions))
+            results.append(_store_file(settings, provider, day, path, partitions))
         if on_day is not None:
             on_day(results[-1])
     return results

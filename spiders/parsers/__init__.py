@@ -13,7 +13,7 @@ from collections import Counter
 from contextvars import ContextVar
 
 from gpuprices.spiders.registry import parser_for, parser_module
-from gpuprices.warehouse.contract import CaptureMeta, Offer
+from gpuprices.warehouse.contract import CaptureMeta, Offer, row_problems_held
 
 # The rows the parser now running passed over, by reason (set by parse_body_counted). A parser
 # stays a pure function returning offers; what it leaves out is told on this side channel.
@@ -59,10 +59,12 @@ def skip_row(reason: str) -> None:
 
 
 def parse_body_counted(body: bytes, meta: CaptureMeta) -> tuple[list[Offer], dict[str, int]]:
-    """parse_body, and the rows the parser passed over by reason."""
+    """parse_body, and the rows the parser passed over by reason. A row that breaks the offer
+    contract (warehouse/contract.py row_problems_held) comes back marked for the gates to hold."""
     token = _SKIPPED.set(Counter())
     try:
-        offers = parse_body(body, meta)
+        with row_problems_held():  # one row with a bad value is held, not the page's failure
+            offers = parse_body(body, meta)
         return offers, dict(_SKIPPED.get() or {})
     finally:
         _SKIPPED.reset(token)

@@ -34,6 +34,14 @@ SPOT_ADVISOR = "https://spot-bid-advisor.s3.amazonaws.com/spot-advisor-data.json
 OFFER_FILE_MAX_BYTES = 2 * 1024**3
 
 
+def body_cap(url: str) -> int | None:
+    """A regional offer file may decode to OFFER_FILE_MAX_BYTES when replayed as when fetched
+    (spiders/registry.py body_cap); every other AWS document keeps the common cap."""
+    if "/AmazonEC2/current/" in url and url.endswith("/index.json"):
+        return OFFER_FILE_MAX_BYTES
+    return None
+
+
 def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
     return [
         RequestSpec(REGION_INDEX, meta={"kind": "region_index"}),

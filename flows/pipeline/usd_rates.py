@@ -1,0 +1,71 @@
+"""How many units of a currency one US dollar bought on a day, from the archived ECB reference
+rates (spiders/fx.py): what the gates convert a price in another currency with, so that the
+band and the move gate judge it in USD (flows/pipeline/gates.py).
+
+The rate of a day is the latest ECB rate on or before it, as the warehouse's fx_rate_periods
+view takes it (a Saturday price uses Friday's rate). A currency the ECB does not quote, or
+quotes only from a later day, has none: the gates hold such a row. The ~2 s parse of the full
+ECB history is done once per process and archive, and again only when its ECB files change.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+from pathlib import Path
+
+from gpuprices.spiders import fx
+from gpuprices.spiders.archive import list_archives
+from gpuprices.warehouse import objstore
+
+_LOADED: dict[tuple, dict[str, tuple[list[dt.date], list[float]]]] = {}
+
+
+def _fingerprint(root) -> tuple:
+    root = objstore.location(root)
+    if isinstance(root, objstore.StorePath):
+        return tuple(str(p) for _, prov, p in list_archives(root) if prov == fx.PROVIDER)
+    files = sorted(Path(root).glob(f"*/{fx.PROVIDER}.warc.gz"))
+    return tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+
+
+def _series(root) -> dict[str, tuple[list[dt.date], list[float]]]:
+    key = (str(root), _fingerprint(root))
+    if key not in _LOADED:
+        rates, _errors = fx.archived_rates(root)  # a capture that does not parse costs its rates
+        by_cur: dict[str, list[tuple[dt.date, float]]] = {}
+        for (day, cur), (rate, _source) in rates.items():
+            by_cur.setdefault(cur, []).append((day, rate))
+        _LOADED.clear()  # one archive per process in practice: keep only the newest
+        _LOADED[key] = {c: ([d for d, _ in sorted(v)], [r for _, r in sorted(v)])
+                        for c, v in by_cur.items()}
+    return _LOADED[key]
+
+
+class UsdRates:
+    """`rates(currency, day)`: units of `currency` per USD on `day`, or None. Loaded from the
+    archive on the first call that needs the ECB (USD itself never does)."""
+
+    def __init__(self, archive_root) -> None:
+        self.archive_root = archive_root
+        self._series: dict[str, tuple[list[dt.date], list[float]]] | None = None
+
+    def _per_eur(self, currency: str, day: dt.date) -> float | None:
+        if currency == "EUR":
+            return 1.0
+        if self._series is None:
+            try:
+                self._series = _series(self.archive_root)
+            except Exception:  # an archive that cannot be read: no rate, the rows are held
+                self._series = {}
+        days, rates = self._series.get(currency, ([], []))
+        i = bisect.bisect_right(days, day)
+        return rates[i - 1] if i else None
+
+    def __call__(self, currency: str, day: dt.date) -> float | None:
+        if currency == "USD":
+            return 1.0
+        usd, cur = self._per_eur("USD", day), self._per_eur(currency, day)
+        if not usd or not cur:
+            return None
+        return cur / usd
