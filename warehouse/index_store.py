@@ -112,10 +112,6 @@ def compute(con: duckdb.DuckDBPyConnection, max_age_days: int | None = None) -> 
                                 lambda cur, day: factors.get((cur, day)))
 
 
-def _key(row) -> tuple:
-    return tuple(row[:4])
-
-
 def _content(values: Iterable) -> tuple:
     return tuple(Decimal(v) if isinstance(v, Decimal) else v for v in values)
 
@@ -131,10 +127,7 @@ def update(con: duckdb.DuckDBPyConnection, run_id: str | None = None,
         rows = compute(con)
         published = {tuple(r[:4]): _content(r[4:]) for r in con.execute(
             f"SELECT {', '.join(KEY + CONTENT)} FROM price_index_daily").fetchall()}  # noqa: S608
-        revised = {tuple(r[:4]): _content(r[4:]) for r in con.execute(
-            f"SELECT {', '.join(KEY + CONTENT)} FROM price_index_revisions "  # noqa: S608
-            "QUALIFY row_number() OVER (PARTITION BY day, gpu_model, pricing_model, segment "
-            "ORDER BY recorded_at DESC) = 1").fetchall()}
+        revised = _latest_revisions(con)
         new, revisions = [], []
         for r in rows:
             t = astuple(r)
@@ -172,8 +165,15 @@ def published(con: duckdb.DuckDBPyConnection) -> dict[tuple, tuple]:
         f"SELECT {', '.join(KEY + CONTENT)} FROM price_index_daily").fetchall()}  # noqa: S608
 
 
-def revised_keys(con: duckdb.DuckDBPyConnection) -> set[tuple]:
+def latest_revisions(con: duckdb.DuckDBPyConnection) -> dict[tuple, tuple]:
+    """Each revised row's latest recorded recomputation, by key."""
     if not has_index(con):
-        return set()
-    return {tuple(r) for r in con.execute(
-        f"SELECT DISTINCT {', '.join(KEY)} FROM price_index_revisions").fetchall()}  # noqa: S608
+        return {}
+    return _latest_revisions(con)
+
+
+def _latest_revisions(con: duckdb.DuckDBPyConnection) -> dict[tuple, tuple]:
+    return {tuple(r[:4]): _content(r[4:]) for r in con.execute(
+        f"SELECT {', '.join(KEY + CONTENT)} FROM price_index_revisions "  # noqa: S608
+        "QUALIFY row_number() OVER (PARTITION BY day, gpu_model, pricing_model, segment "
+        "ORDER BY recorded_at DESC) = 1").fetchall()}
