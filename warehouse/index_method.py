@@ -28,6 +28,10 @@ JUMP = 0.25  # a move of 25 % or more needs corroboration (getcomputable METHODO
 CORROBORATING_MOVE = 0.10  # ... by members moving 10 % or more the same way the same day
 CORROBORATING_MEMBERS = 2  # ... at least this many of them
 CONFIRM_WITHIN = 0.02  # a held price repeated within 2 % by the next observation is accepted
+# A reference older than this is no reference: a price from another month (Runpod's 2023 page
+# against its 2026 API) says nothing about today's glitches, and screening against it would hold
+# every later price of a market that moved. The member starts afresh, as on its first day.
+REFERENCE_MAX_AGE_DAYS = 31
 DIGITS = Decimal("0.000001")  # values are stored with 6 decimals (DECIMAL(18,6))
 
 SEGMENTS = ("all", "neocloud", "hyperscaler")
@@ -127,7 +131,7 @@ def screen(cands: Iterable[Candidate]) -> list[Observation]:
         first: dict[str, tuple[str, float]] = {}
         for c in todays:
             r = ref.get(c.member)
-            if r is None:
+            if r is None or (c.snapshot_date - r.snapshot_date).days > REFERENCE_MAX_AGE_DAYS:
                 first[c.member] = ("ok", 1.0)
             elif r.currency != c.currency:
                 first[c.member] = ("currency", 1.0)
@@ -147,7 +151,10 @@ def screen(cands: Iterable[Candidate]) -> list[Observation]:
                 if (p is not None and p.currency == c.currency
                         and abs(c.price / p.price - 1) <= CONFIRM_WITHIN):
                     verdict = "ok"  # the new level, seen twice: a repricing, not a glitch
-            out.append(Observation(c, verdict, ref.get(c.member)))
+            r = ref.get(c.member)
+            fresh = r is not None and (c.snapshot_date - r.snapshot_date).days \
+                <= REFERENCE_MAX_AGE_DAYS
+            out.append(Observation(c, verdict, r if fresh else None))
             if verdict == "ok":
                 ref[c.member] = c
                 pending.pop(c.member, None)
