@@ -59,8 +59,11 @@ def ensure_tables(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def has_index(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables "
-                            "WHERE table_name = 'price_index_daily'").fetchone()[0])
+    # This database's own table: an ATTACHed warehouse's does not count (the report can be
+    # built on a scratch database that attaches another).
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = "
+                            "'price_index_daily' AND database_name = current_database()"
+                            ).fetchone()[0])
 
 
 def candidates(con: duckdb.DuckDBPyConnection) -> list[Candidate]:
@@ -149,7 +152,7 @@ def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> No
         return
     names = [r[0] for r in con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-        "ORDER BY ordinal_position", [table]).fetchall()]
+        "AND table_catalog = current_database() ORDER BY ordinal_position", [table]).fetchall()]
     cols = {n: [r[i] for r in rows] for i, n in enumerate(names)}
     arrays = {n: pa.array(v, pa.decimal128(18, 6)) if n.endswith("_usd") else pa.array(v)
               for n, v in cols.items()}

@@ -183,6 +183,7 @@ def load(
                                   providers=providers, refused=refused)
             lake_sync.record_loaded(con, settings.lake_root, list(counts))
             rates = pipeline.load_fx(settings, con)
+            publishing.publish_index(settings, con, "load")  # docs/index.md: as every load
         finally:
             con.close()
         publishing.after_load(settings)
