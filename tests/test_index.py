@@ -285,11 +285,14 @@ def test_aggregator_rows_count_for_their_underlying_seller_once(tmp_path):
     db.load_partition(c, day, "lambda", offers("lambda", ("gpu_1x_h100", 2.99, None)))
     db.load_partition(c, day, "together", offers(
         "together",
-        ("via-lambda", 2.49, {"underlying": "Lambda"}),  # Lambda is read itself: left out
-        ("via-acme", 2.10, {"underlying": "acme"}),  # stands for acme, not read itself
+        # Lambda is read itself: its own price stands, the relayed one is left out.
+        ("via-lambda", 2.49, {"underlying": "lambdalabs", "counted_under": "lambda"}),
+        # A cloud not read itself, under two spellings: one member at its lowest price.
+        ("via-acme", 2.10, {"underlying": "Acme Cloud"}),
+        ("via-acme-2", 2.20, {"underlying": "acme-cloud"}),
         ("own-listing", 1.00, None),  # names no seller: cannot be shown distinct
     ))
     got = c.execute("SELECT member, provider, price_per_gpu_hour FROM index_candidates "
                     "ORDER BY member").fetchall()
-    assert got == [("acme", "together", 2.10), ("lambda", "lambda", 2.99)]
+    assert got == [("acmecloud", "together", 2.10), ("lambda", "lambda", 2.99)]
     c.close()

@@ -9,8 +9,8 @@
 --   * marketplaces (providers.supply = 'marketplace'): only their market_stat = 'median' row of
 --     the book with the most sellers, and only with at least 3 sellers; everyone else's
 --     market_stat rows never appear (they have none);
---   * member = extra.underlying (lower-cased) when a row names whose capacity it is, else the
---     provider; an aggregator's row without one is left out; a member's own rows win over rows
+--   * member = extra.counted_under (our id of a cloud we read), else extra.underlying squeezed to
+--     lower-case letters and digits, when a row names whose capacity it is, else the provider; an aggregator's row without one is left out; a member's own rows win over rows
 --     relayed by others (relayed = false first), then a USD price, then the lowest.
 -- Freshness (the age limit) and FX are applied per index day by the caller, which knows the day.
 CREATE OR REPLACE VIEW index_candidates AS
@@ -28,7 +28,12 @@ WITH rows AS (
         p.price_per_hour / i.gpu_count AS price_per_gpu_hour,
         i.gpu_count,
         coalesce(pr.supply, 'own') AS supply,
-        nullif(lower(trim(json_extract_string(d.extra, '$.underlying'))), '') AS underlying,
+        -- Whose capacity a relayed row is: our provider id when the aggregator's parser matched
+        -- the cloud to one we read (extra.counted_under, spiders/resold.py), else its own name
+        -- for the cloud squeezed to lower-case letters and digits ("Lambda Labs" = "lambdalabs").
+        coalesce(nullif(json_extract_string(d.extra, '$.counted_under'), ''),
+                 nullif(regexp_replace(lower(json_extract_string(d.extra, '$.underlying')),
+                                       '[^a-z0-9]', '', 'g'), '')) AS underlying,
         json_extract_string(d.extra, '$.market_stat') AS market_stat,
         try_cast(json_extract_string(d.extra, '$.sellers') AS INTEGER) AS sellers
     FROM offer_points AS p
