@@ -75,10 +75,10 @@ def test_interquartile_mean_by_hand():
 
 def test_a_days_index_built_by_hand_from_its_members(con):
     """2026-08-22, H100 SXM on-demand: each provider's lowest firm on-demand price on its latest
-    snapshot at most 14 days old (Runpod's of 2026-08-10 included), Vast through the median of
-    its largest book, read from the `offers` view here, not through index_candidates; then the
-    interquartile mean of the 15 prices by its definition: quartiles at 3.75 and 11.25 of 15,
-    so x4 and x12 count a quarter."""
+    snapshot at most 14 days old (Runpod's of 2026-08-10 included), a marketplace (Vast) through
+    the median of its largest book, read from the `offers` view here, not through
+    index_candidates; then the interquartile mean of the 15 prices by its definition: quartiles
+    at 3.75 and 11.25 of 15, so x4 and x12 count a quarter."""
     rows = con.execute(
         """
         WITH latest AS (
@@ -86,7 +86,8 @@ def test_a_days_index_built_by_hand_from_its_members(con):
             WHERE snapshot_date <= ? GROUP BY provider HAVING ? - max(snapshot_date) <= 14),
         quoted AS (
         SELECT o.provider, o.currency,
-               CASE WHEN o.provider = 'vast'
+               CASE WHEN (SELECT supply FROM providers p WHERE p.provider = o.provider)
+                         = 'marketplace'
                     THEN arg_max(o.price_per_gpu_hour, json_extract_string(o.extra,
                                  '$.sellers')::INT) FILTER (
                          WHERE json_extract_string(o.extra, '$.market_stat') = 'median')
