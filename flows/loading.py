@@ -68,6 +68,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
         results.extend(load_steps.catch_up(settings, con, run_id, started, tried))
         recorded = len(results)
         steps.load_fx(settings, con)
+        publishing.publish_index(settings, con, run_id)  # after the rates it converts with
         day = run_day(results)
         others = not_run(results, registry.ids(), warehouse_state.last_good(con, day), day,
                          db.age_limit(con, max_age_days()))

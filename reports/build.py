@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from gpuprices.reports import rent_or_own, sections
+from gpuprices.reports import index_section, rent_or_own, sections
 from gpuprices.reports.bench_plan import plan_appendix
 from gpuprices.reports.tables import Table
 from gpuprices.reports.weeks import iso_week, week_bounds
@@ -51,6 +51,8 @@ class Report:
     # One line per workload, first in the report: the pick, its cost and duration, the fallback
     # (sizing/headline.py).
     picks: list[str] = field(default_factory=list)
+    index: Table | None = None  # the price index per headline GPU model (docs/index.md)
+    index_series: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def tables(self) -> list[Table]:
         out = [self.headline] if self.headline else []
@@ -58,7 +60,7 @@ class Report:
             out += [w["top"], w["per_provider"], w["apart"], w["nofit"]]
         out += [self.rent_own] if self.rent_own else []
         out += [t for t in (self.gpu_now, self.spread, self.not_firm, self.stale, self.trend,
-                            self.history) if t]
+                            self.history, self.index) if t]
         out += self.changes
         if self.health:
             out.append(self.health)
@@ -108,6 +110,7 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep.not_firm, rep.stale = sections.set_apart(con, end, currency, max_age_days)
     rep.trend, rep.trend_ends = sections.trend(con, end, currency, max_age_days)
     rep.history = sections.history(con, end, currency)
+    rep.index, rep.index_series = index_section.section(con, end)
     rep.changes = sections.changes(con, start, end, currency)
     rep.health = sections.health(con, start, end, max_age_days)
     if rep.workloads:

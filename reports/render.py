@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from gpuprices.reports import index_charts
 from gpuprices.reports.build import Report, build_report
 from gpuprices.reports.charts import charts
 from gpuprices.reports.tables import Table, fmt
@@ -32,7 +33,8 @@ def _env() -> Environment:
 
 def render_html(rep: Report) -> str:
     return _env().get_template("report.html.j2").render(
-        rep=rep, charts=charts(rep), list_limit=LIST_LIMIT, top_changes=TOP_CHANGES)
+        rep=rep, charts=charts(rep) | index_charts.charts(rep), list_limit=LIST_LIMIT,
+        top_changes=TOP_CHANGES)
 
 
 def _md_cell(value: Any, kind: str) -> str:
@@ -79,7 +81,10 @@ def render_markdown(rep: Report) -> str:
         out += ["## Rent, reserve or own", "", _md_table(rep.rent_own)]
     out += ["## GPU models", "", _md_table(rep.gpu_now), _md_table(rep.spread),
             _md_table(rep.not_firm), _md_table(rep.stale),
-            _md_table(rep.trend), "## Changes this week", "",
+            _md_table(rep.trend)]
+    if rep.index:
+        out += ["## GPU rental price index", "", _md_table(rep.index)]
+    out += ["## Changes this week", "",
             _md_table(rep.changes[0], TOP_CHANGES)]
     out += [_md_table(t, LIST_LIMIT) for t in rep.changes[1:]]
     out += ["## Data health", "", _md_table(rep.health)]

@@ -42,6 +42,7 @@ VIEWS = (
     "staging/offer_network",
     "staging/offers_as_of",
     "staging/provider_day_lowest",
+    "staging/index_candidates",
     "staging/interrupted_runs",
     "staging/provider_runs",
     "staging/week_snapshot_pairs",

@@ -29,6 +29,7 @@ from gpuprices.flows.cli import (
     sizing,
     worker,
 )
+from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
 from gpuprices.flows.cli.options import ArchiveDir, DataDir, ProviderOpt, providers_or_all
 from gpuprices.flows.config import Settings, prefect_env, settings_from
 from gpuprices.flows.ops import publishing, run_journal
@@ -190,6 +191,7 @@ def load(
                                   providers=providers, refused=refused)
             lake_sync.record_loaded(con, settings.lake_root, list(counts))
             rates = pipeline.load_fx(settings, con)
+            publishing.publish_index(settings, con, "load")  # docs/index.md: as every load
         finally:
             con.close()
         publishing.after_load(settings)
@@ -297,8 +299,9 @@ def sql(
 # Commands defined beside the code they drive: the archive (import, backfill), operations
 # (quarantine review), sizing, the benchmark plan, recording measured benchmark results,
 # rent/reserve/own, the weekly report with the served schedules, and the team mode's worker.
-# `pull` fetches the latest warehouse published to object storage.
-for _module in (archive_commands, quarantine, sizing, plan, bench, compare, report, worker, pull):
+# `pull` fetches the latest warehouse published to object storage; `index` the price index.
+for _module in (archive_commands, quarantine, sizing, plan, bench, compare, report, worker, pull,
+                index_commands):
     _module.register(app)
 
 

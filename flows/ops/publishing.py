@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import sys
 
+import duckdb
 import typer
 
 from gpuprices.flows.config import Settings
 from gpuprices.flows.redaction import redact
-from gpuprices.warehouse import objstore, publish
+from gpuprices.warehouse import index_files, index_store, objstore, publish
 
 PUBLISH_ENV = "GPUPRICES_PUBLISH"
 
@@ -42,3 +43,19 @@ def after_load(settings: Settings) -> str | None:
     msg = f"published {pointer['url']} ({pointer['size'] / 1e6:,.1f} MB)"
     print(msg, file=sys.stderr)
     return msg
+
+
+def publish_index(settings: Settings, con: duckdb.DuckDBPyConnection, run_id: str) -> str:
+    """The price index after a load (docs/index.md): new days and series published into
+    price_index_daily, differing recomputations of published rows recorded as revisions, and
+    the index written as CSV and Parquet beside the warehouse (<data>/index/). A failure is
+    said, never raised: the run's loads stand either way."""
+    try:
+        new, revised = index_store.update(con, run_id)
+        files = index_files.write(con, settings.data_dir)
+    except (duckdb.Error, OSError, ValueError) as exc:
+        msg = redact(f"warning: the price index was not updated: {exc}")
+        print(msg, file=sys.stderr)
+        return msg
+    return (f"price index: {new} rows published, {revised} revisions recorded; "
+            + ", ".join(str(f) for f in files))

@@ -1,0 +1,38 @@
+"""The published GPU price index as files beside the warehouse (docs/index.md section 8):
+`<data>/index/price_index_daily.csv` and `.parquet`, every published row, in key order, so a
+reader without DuckDB can quote it. Each file is written as a hidden part and renamed over the
+old one (a reader sees the old file or the new one)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from gpuprices.warehouse import index_store
+
+FOLDER = "index"
+STEM = "price_index_daily"
+_COLUMNS = ("day, gpu_model, pricing_model, segment, value_usd, band_low_usd, band_high_usd, "
+            "panel, members, reason, method_version, published_run")
+
+
+def write(con: duckdb.DuckDBPyConnection, data_dir: Path) -> list[Path]:
+    """Write the CSV and the Parquet file of price_index_daily into <data_dir>/index/; returns
+    their paths (none when the warehouse has no index yet)."""
+    if not index_store.has_index(con):
+        return []
+    folder = data_dir / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for suffix, options in ((".csv", "FORMAT csv, HEADER true"),
+                            (".parquet", "FORMAT parquet, COMPRESSION zstd")):
+        final = folder / f"{STEM}{suffix}"
+        part = folder / f".{STEM}{suffix}.part"
+        target = str(part).replace("'", "''")  # a path is no parameter in COPY: quoted here
+        con.execute(
+            f"COPY (SELECT {_COLUMNS} FROM price_index_daily "  # noqa: S608 (our names)
+            f"ORDER BY day, gpu_model, pricing_model, segment) TO '{target}' ({options})")
+        part.replace(final)
+        out.append(final)
+    return out
