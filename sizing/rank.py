@@ -17,7 +17,7 @@ warehouse and hand the rows over.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpuprices.sizing import compat, fit
@@ -88,6 +88,13 @@ class _Cache:
         self.quick_plans: dict[tuple, RunPlan | None] = {}
         self.shapes: dict[tuple, int] = {}
         self.runs: dict[tuple, compat.Compat] = {}
+
+    def forget(self) -> None:
+        """Drop what one workload cached (every key starts with its index): ranked one after
+        another, the memory held stays that of one workload, not of all of them."""
+        for cached in (self.mem, self.tput, self.plans, self.layouts, self.quick_plans,
+                       self.shapes, self.runs):
+            cached.clear()
 
     def compat(self, wi: int, w: Workload, spec: GpuModel) -> compat.Compat:
         if (wi, spec.gpu_model) not in self.runs:
@@ -179,13 +186,24 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     Two passes for speed: every offer gets its cost per successful checkpoint from cached
     memory, throughput and run plan (a few multiplications); only the `top` rows and the
     choices are then built in full, with every input and the reasons."""
+    return dict(rank_each(workloads, offers, currency, usd_to_currency, top, node_shapes,
+                          measurements))
+
+
+def rank_each(workloads: Iterable[Workload], offers: Any, currency: str = "USD",
+              usd_to_currency: float | None = None, top: int | None = None,
+              node_shapes: Mapping[str, Sequence[int]] | None = None,
+              measurements: Sequence[Mapping[str, Any]] | None = None
+              ) -> Iterator[tuple[str, list[RankRow]]]:
+    """rank(), one workload at a time: (name, rows) as each is ranked, its cache dropped before
+    the next, so a file of 10,000 workloads is ranked and written out in the memory of one."""
     records = orow.records(offers)
     known = gpu_models()
     usd_factor = 1.0 if currency == "USD" else usd_to_currency
     cache = _Cache(_shapes(node_shapes), measurements)
     band_cache: dict[str, float] = {}
-    out: dict[str, list[RankRow]] = {}
     for wi, w in enumerate(workloads):
+        cache.forget()
         keyed = sorted((_quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache), idx)
                        for idx, o in enumerate(records))
         chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
@@ -198,8 +216,7 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
             row.choice = picks.get(idx)
             rows.append(row)
         rows.sort(key=_sort_key)
-        out[w.name] = rows
-    return out
+        yield w.name, rows
 
 
 def _choices(keyed: list[tuple[tuple, int]], records: list[dict[str, Any]]) -> dict[int, str]:

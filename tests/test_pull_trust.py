@@ -126,7 +126,8 @@ def test_pull_refuses_every_malformed_or_hostile_pointer(published, tmp_path, s3
     lake_key.put(data, expect=None)
     digest = hashlib.sha256(data).hexdigest()
     # The same bytes under a well-formed copy name inside the prefix: not a DuckDB file.
-    fake = where / publish.COPIES / f"{T2 + dt.timedelta(hours=1):%Y%m%dT%H%M%S}Z-{digest[:12]}.duckdb"
+    f_at = T2 + dt.timedelta(hours=1)
+    fake = where / publish.COPIES / f"{f_at:%Y%m%dT%H%M%S}Z-{digest[:12]}.duckdb"
     fake.put(data, expect=None)
     # A DuckDB file that is not a warehouse (no tables), named and digested as a copy.
     empty = tmp_path / "empty.duckdb"
