@@ -21,10 +21,11 @@ SQL_DIR = Path(__file__).parent / "sql"
 # provider_day_cheapest): created before any load or migration runs.
 STORE_MACROS = ("staging/price_caveat",)
 
-# The rule provider_day_cheapest was stored under: 2 = firm prices only (price_caveat), 3 = and
-# Google's DWS Flex-start is not firm (issue 30). A warehouse recording another version (or
-# none) has its minima recomputed on start.
-DAY_CHEAPEST_VERSION = 3
+# The rule provider_day_cheapest was stored under: 2 = firm prices only (price_caveat), 4 = and
+# Google's DWS Flex-start is not firm (issue 30; 4, not 3, because main's aggregator rule took
+# 3 meanwhile: merged, both clauses are in price_caveat and the number is 4). A warehouse
+# recording another version (or none) has its minima recomputed on start.
+DAY_CHEAPEST_VERSION = 4
 
 # Created in this order because later views read earlier ones (DuckDB binds a view when it is
 # created). Each entry is a file under sql/ without its .sql, named for the view or macro it
