@@ -51,13 +51,29 @@ def _where(value: str | Path | objstore.StorePath) -> Path | objstore.StorePath:
     return place.resolve() if isinstance(place, Path) else place
 
 
+class BadDataDir(ValueError):
+    """A data folder that cannot be one: an empty name, or a path that is a file."""
+
+
+def _data_folder(data_dir: str | Path | None) -> Path:
+    if data_dir is not None and not str(data_dir).strip():
+        # Path("") is ".": an empty --data-dir would silently use the current folder.
+        raise BadDataDir("--data-dir is empty: name a folder, or leave the option out for "
+                         "$GPUPRICES_HOME or ./data")
+    data = Path(data_dir or os.environ.get("GPUPRICES_HOME") or "data").resolve()
+    if data.exists() and not data.is_dir():
+        raise BadDataDir(f"data folder {data} is a file, not a folder: give --data-dir (or "
+                         f"$GPUPRICES_HOME) a folder")
+    return data
+
+
 def settings_from(data_dir: str | Path | None = None,
                   archive_root: str | Path | None = None) -> Settings:
-    """Data folder from the argument, else GPUPRICES_HOME, else ./data; the raw archive from the
-    argument, else GPUPRICES_ARCHIVE, else the repo's snapshots/ (which ships real captures);
-    the lake from GPUPRICES_LAKE, else <data folder>/lake. The archive and the lake may be
-    `s3://bucket/prefix` locations."""
-    data = Path(data_dir or os.environ.get("GPUPRICES_HOME") or "data").resolve()
+    """Data folder from the argument, else GPUPRICES_HOME, else ./data (BadDataDir for an empty
+    name or a file); the raw archive from the argument, else GPUPRICES_ARCHIVE, else the repo's
+    snapshots/ (which ships real captures); the lake from GPUPRICES_LAKE, else <data
+    folder>/lake. The archive and the lake may be `s3://bucket/prefix` locations."""
+    data = _data_folder(data_dir)
     archive = _where(archive_root or os.environ.get("GPUPRICES_ARCHIVE")
                      or REPO_ROOT / "snapshots")
     lake = os.environ.get(LAKE_ENV, "").strip()

@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from gpuprices.reports import index_charts
 from gpuprices.reports.build import Report, build_report
 from gpuprices.reports.charts import charts
+from gpuprices.reports.markdown_text import md_text
 from gpuprices.reports.tables import Table, fmt
 from gpuprices.sizing.workload import Workload
 
@@ -37,11 +38,17 @@ def render_html(rep: Report) -> str:
         top_changes=TOP_CHANGES)
 
 
+# Cells of these kinds are numbers we formatted ourselves: no provider text in them.
+_NUMERIC = ("money", "pct", "int", "num", "ratio")
+
+
 def _md_cell(value: Any, kind: str) -> str:
     text = fmt(value, kind)
-    # Provider text must not break the table or inject markup in a Markdown renderer.
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace(">", "&gt;").replace("\n", " "))
+    if kind in _NUMERIC:
+        return text
+    # Provider text must not break the table or become markup (a link, an image, raw HTML)
+    # in a Markdown renderer: reports/markdown_text.py.
+    return md_text(text)
 
 
 def _md_table(t: Table, limit: int | None = None) -> str:

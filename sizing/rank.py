@@ -17,7 +17,7 @@ warehouse and hand the rows over.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gpuprices.sizing import commitment_pays, compat, fit
@@ -90,6 +90,13 @@ class _Cache:
         self.quick_plans: dict[tuple, RunPlan | None] = {}
         self.shapes: dict[tuple, int] = {}
         self.runs: dict[tuple, compat.Compat] = {}
+
+    def forget(self) -> None:
+        """Drop what one workload cached (every key starts with its index): ranked one after
+        another, the memory held stays that of one workload, not of all of them."""
+        for cached in (self.mem, self.tput, self.plans, self.layouts, self.quick_plans,
+                       self.shapes, self.runs):
+            cached.clear()
 
     def compat(self, wi: int, w: Workload, spec: GpuModel) -> compat.Compat:
         if (wi, spec.gpu_model) not in self.runs:
@@ -181,39 +188,52 @@ def rank(workloads: list[Workload], offers: Any, currency: str = "USD",
     Two passes for speed: every offer gets its cost per successful checkpoint from cached
     memory, throughput and run plan (a few multiplications); only the `top` rows and the
     choices are then built in full, with every input and the reasons."""
+    return dict(rank_each(workloads, offers, currency, usd_to_currency, top, node_shapes,
+                          measurements))
+
+
+def rank_each(workloads: Iterable[Workload], offers: Any, currency: str = "USD",
+              usd_to_currency: float | None = None, top: int | None = None,
+              node_shapes: Mapping[str, Sequence[int]] | None = None,
+              measurements: Sequence[Mapping[str, Any]] | None = None
+              ) -> Iterator[tuple[str, list[RankRow]]]:
+    """rank(), one workload at a time: (name, rows) as each is ranked, its cache dropped before
+    the next, so a file of 10,000 workloads is ranked and written out in the memory of one."""
     records = orow.records(offers)
     known = gpu_models()
     usd_factor = 1.0 if currency == "USD" else usd_to_currency
     cache = _Cache(_shapes(node_shapes), measurements)
     band_cache: dict[str, float] = {}
-    runs: dict[str, list[list[RankRow]]] = {}
-    # a deadline with room in max_gpus: the job on more GPUs too (sizing/constraints.py)
-    layouts = [v for w in workloads for v in limits.deadline_layouts(w)]
-    for wi, w in enumerate(layouts):
-        keyed = sorted((_quick_key(wi, w, o, known, currency, usd_factor, cache, band_cache), idx)
-                       for idx, o in enumerate(records))
-        chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
-        picks = _choices(keyed, records)
-        for idx in picks:
-            chosen.setdefault(idx, None)
-        # The cheapest rows listed apart too (stale, not firm, against the buyer's constraints),
-        # so that the headline can say which cheaper offer a constraint set aside and why.
-        for key, idx in [k for k in keyed if k[0][0] == 1][:top or TOP_APART]:
-            chosen.setdefault(idx, key)
-        rows = []
-        for idx in chosen:
-            row = _rank_one(wi, w, records[idx], known, currency, usd_factor, cache)
-            row.choice = picks.get(idx)
-            rows.append(row)
-        rows.sort(key=_sort_key)
-        runs.setdefault(w.name, []).append(rows)
-    out: dict[str, list[RankRow]] = {}
+    wi = 0  # one index per layout ranked: the caches' key
     for w in workloads:
-        rows = runs[w.name][0] if len(runs[w.name]) == 1 else _merge(runs[w.name])
+        cache.forget()
+        runs: list[list[RankRow]] = []
+        # a deadline with room in max_gpus: the job on more GPUs too (sizing/constraints.py)
+        for layout in limits.deadline_layouts(w):
+            keyed = sorted((_quick_key(wi, layout, o, known, currency, usd_factor, cache,
+                                       band_cache), idx)
+                           for idx, o in enumerate(records))
+            chosen = {idx: key for key, idx in (keyed[:top] if top else keyed)}
+            picks = _choices(keyed, records)
+            for idx in picks:
+                chosen.setdefault(idx, None)
+            # The cheapest rows listed apart too (stale, not firm, against the buyer's
+            # constraints), so that the headline can say which cheaper offer a constraint set
+            # aside and why.
+            for key, idx in [k for k in keyed if k[0][0] == 1][:top or TOP_APART]:
+                chosen.setdefault(idx, key)
+            rows = []
+            for idx in chosen:
+                row = _rank_one(wi, layout, records[idx], known, currency, usd_factor, cache)
+                row.choice = picks.get(idx)
+                rows.append(row)
+            rows.sort(key=_sort_key)
+            runs.append(rows)
+            wi += 1
+        rows = runs[0] if len(runs) == 1 else _merge(runs)
         # A commitment in the headline only when it pays for this run (sizing/commitment_pays.py)
         commitment_pays.settle(rows, records)
-        out[w.name] = rows
-    return out
+        yield w.name, rows
 
 
 def _merge(runs: list[list[RankRow]]) -> list[RankRow]:

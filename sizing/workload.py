@@ -8,6 +8,7 @@ inference sizing/architecture.py; the names callers use are imported here as wel
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import fields, replace
 from pathlib import Path
@@ -117,6 +118,8 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
             params_b = float(d["params_b"])
         except (TypeError, ValueError):
             raise WorkloadError(f"{name}: params_b {d['params_b']!r} is not a number") from None
+        if not math.isfinite(params_b):
+            raise WorkloadError(f"{name}: params_b = {params_b!r} is not a finite number")
         arch = infer_architecture(params_b, arch_given, name=f"{name} ({params_b:g}B)")
         if "head_dim" in d:
             arch = replace(arch, head_dim=int(d["head_dim"]))
@@ -146,6 +149,9 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
                 value = float(value)
         except (TypeError, ValueError):
             raise WorkloadError(f"{name}: {key} = {value!r} has the wrong type") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            # TOML has nan and inf; no size, count or share is either.
+            raise WorkloadError(f"{name}: {key} = {value!r} is not a finite number")
         kwargs[key] = value
     for key in _POSITIVE:
         if key in kwargs and kwargs[key] <= 0:

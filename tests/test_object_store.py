@@ -19,7 +19,7 @@ from gpuprices.flows.config import Settings
 from gpuprices.flows.ops import run_journal
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
-from gpuprices.warehouse import lake, objstore, publish
+from gpuprices.warehouse import db, lake, objstore, publish
 from tests import test_gates
 from tests.conftest import ROOT
 from tests.test_bulk_load import STORED
@@ -246,12 +246,15 @@ def test_pull_refuses_a_copy_that_differs_from_its_pointer_and_keeps_the_local_f
     r = _gp("pull", "--to", str(local), env=env)
     assert r.returncode == 1 and "no warehouse published there yet" in r.stderr
     built = tmp_path / "built.duckdb"
-    duckdb.connect(str(built)).close()
+    con = db.connect(str(built))  # pull opens what it fetched as a warehouse: a real one
+    db.init_schema(con)
+    con.close()
     pointer = publish.publish(built, objstore.location(f"{s3}/shared"))
     local.write_bytes(b"the analyst's own copy")
     objstore.location(pointer["url"]).put(b"damaged", expect=False)
     r = _gp("pull", "--to", str(local), env=env)
-    assert r.returncode == 1 and "differs from" in r.stderr and pointer["url"] in r.stderr
+    # Refused on its size (7 bytes, not the pointer's) before it is even fetched.
+    assert r.returncode == 1 and "7 bytes where" in r.stderr and pointer["url"] in r.stderr
     assert local.read_bytes() == b"the analyst's own copy"
     # A copy is never rewritten: a later publication is a new key, the pointer moves to it.
     later = dt.datetime.fromisoformat(pointer["published_at"]) + dt.timedelta(minutes=1)

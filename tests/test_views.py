@@ -481,9 +481,12 @@ def test_offers_as_of_takes_each_providers_latest_snapshot_on_or_before_the_day(
     got = {(r["provider"], r["snapshot_date"], r["age_days"]) for r in rows}
     # D4 is after the day: everyone's D3 (aws' D1) counts, aged from the day asked about.
     assert got == {("aws", D1, 2), ("lambda", D3, 0), ("nebius", D3, 0), ("runpod", D3, 0)}
-    # latest_offers is the same question as of today.
+    # latest_offers is the same question as of the warehouse's newest day (D4; today, long
+    # after FUTURE, nebius' announced price would be in force and replace its D4 price).
     assert con.execute("SELECT count(*) FROM latest_offers").fetchone()[0] == con.execute(
-        "SELECT count(*) FROM offers_as_of(current_date)").fetchone()[0]
+        "SELECT count(*) FROM offers_as_of((SELECT as_of FROM latest_snapshot))").fetchone()[0]
+    assert con.execute("SELECT price_per_hour FROM offers_as_of(current_date) "
+                       "WHERE provider = 'nebius' AND sku = 'h100-1gpu'").fetchall() == [(2.0,)]
 
 
 def test_offers_priced_as_of_converts_at_each_snapshot_date(con):

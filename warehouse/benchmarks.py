@@ -41,6 +41,12 @@ FIGURES = {
     "cost": (0.0, None),  # what the run cost, in `currency`
 }
 TEXT = ("currency", "notes")
+
+# The fewest FLOPs any measured token can cost: one forward pass (2 FLOPs per parameter, Kaplan
+# et al. 2020, "Scaling Laws for Neural Language Models", section 2.1) of the smallest model the
+# sizing knows, Qwen2.5 0.5B at 0.49 B parameters (sizing/models.csv, from its Hugging Face
+# config). Training costs about three times that; this floor is deliberately generous.
+MIN_FLOPS_PER_TOKEN = 2 * 0.49e9
 COLUMNS = (*REQUIRED, *FIGURES, *TEXT)
 
 _SCHEMA = pa.schema([
@@ -69,7 +75,8 @@ def read_results(path: Path) -> list[Measurement]:
     them, not only the first) and what is wrong with it."""
     if not path.is_file():
         raise ResultsError(f"{path}: no such file")
-    raw = _toml_rows(path) if path.suffix.lower() == ".toml" else _csv_rows(path)
+    text = _text(path)
+    raw = _toml_rows(path, text) if path.suffix.lower() == ".toml" else _csv_rows(path, text)
     if not raw:
         raise ResultsError(f"{path}: no results in the file")
     problems: list[str] = []
@@ -90,25 +97,60 @@ def read_results(path: Path) -> list[Measurement]:
     return rows
 
 
-def _csv_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(line for line in f if not line.lstrip().startswith("#"))
+# Byte-order marks of encodings a spreadsheet may save in, other than UTF-8's.
+_OTHER_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
+               b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+_MAX_RESULTS_BYTES = 50 * 2**20  # a results file is a few hundred lines; this is no such file
+
+
+def _text(path: Path) -> str:
+    """The file as text: UTF-8, with or without the byte-order mark Excel's "CSV UTF-8" writes
+    (it is dropped, so the first column is `provider`, not "\\ufeffprovider"). ResultsError
+    for a binary file, another encoding or a file far too large to be results."""
+    size = path.stat().st_size
+    if size > _MAX_RESULTS_BYTES:
+        raise ResultsError(f"{path}: {size:,} bytes is not a results file (CSV or TOML text of "
+                           f"at most {_MAX_RESULTS_BYTES:,} bytes)")
+    data = path.read_bytes()
+    for bom, name in _OTHER_BOMS.items():
+        if data.startswith(bom):
+            raise ResultsError(f"{path}: {name} text; save it as UTF-8 (CSV UTF-8) and record "
+                               f"it again")
+    if b"\x00" in data:
+        raise ResultsError(f"{path}: a binary file (NUL byte at offset {data.index(0):,}), "
+                           f"not a CSV or TOML results file")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 text (byte {exc.start:,}: "
+                           f"{data[exc.start:exc.start + 1]!r}); save it as UTF-8") from None
+
+
+def _csv_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
+    lines = text.splitlines(keepends=True)
+    reader = csv.DictReader(line for line in lines if not line.lstrip().startswith("#"))
+    try:
         header = reader.fieldnames or []
-        _check_columns(path, header, "header")
-        out = []
+    except csv.Error as exc:
+        raise ResultsError(f"{path}: not a CSV file: {exc}") from None
+    _check_columns(path, header, "header")
+    out = []
+    try:
         for rec in reader:
             extra = rec.pop(None, None)  # type: ignore[call-overload]
             if extra:
                 raise ResultsError(f"{path}:{reader.line_num}: more fields than the header "
                                    f"has columns: {extra}")
-            out.append((f"{path}:{_file_line(path, reader.line_num)}", rec))
+            out.append((f"{path}:{_file_line(lines, reader.line_num)}", rec))
+    except csv.Error as exc:
+        raise ResultsError(f"{path}:{reader.line_num}: not a CSV line: {exc}") from None
     return out
 
 
-def _file_line(path: Path, data_line: int) -> int:
+def _file_line(lines: list[str], data_line: int) -> int:
     """The line in the file of the reader's `data_line` (comment lines are skipped)."""
     n = 0
-    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(lines, 1):
         if not line.lstrip().startswith("#"):
             n += 1
             if n == data_line:
@@ -116,9 +158,9 @@ def _file_line(path: Path, data_line: int) -> int:
     return data_line
 
 
-def _toml_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
+def _toml_rows(path: Path, text: str) -> list[tuple[str, dict[str, Any]]]:
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ResultsError(f"{path}: not valid TOML: {exc}") from None
     tables = doc.get("result")
@@ -165,6 +207,7 @@ def _check(values: dict[str, Any], known_gpus: dict) -> tuple[dict[str, Any], li
     row["gpus"] = _count(values.get("gpus"), errors)
     row["tokens_per_s"] = _number("tokens_per_s", values.get("tokens_per_s"), (0.0, None),
                                   errors, positive=True)
+    _check_possible(row, known_gpus, errors)
     for k, bounds in FIGURES.items():
         row[k] = _number(k, values.get(k), bounds, errors)
     if row["currency"]:
@@ -174,6 +217,29 @@ def _check(values: dict[str, Any], known_gpus: dict) -> tuple[dict[str, Any], li
     if row["cost"] is not None and not row["currency"]:
         errors.append("cost is given without its currency")
     return row, errors
+
+
+def peak_tokens_per_s(gpu_model: str, gpus: int, known_gpus: dict) -> float | None:
+    """The most tokens per second `gpus` cards of `gpu_model` could process: all of their peak
+    dense FLOPs (the higher of BF16 and FP8, warehouse/gpus.csv, from the vendors' datasheets)
+    spent on MIN_FLOPS_PER_TOKEN each. None when the card's FLOPs are not known."""
+    spec = known_gpus.get(gpu_model)
+    peak = max((f for f in (getattr(spec, "bf16_dense_tflops", None),
+                            getattr(spec, "fp8_dense_tflops", None)) if f), default=None)
+    return None if peak is None else gpus * peak * 1e12 / MIN_FLOPS_PER_TOKEN
+
+
+def _check_possible(row: dict[str, Any], known_gpus: dict, errors: list[str]) -> None:
+    """tokens_per_s beyond what the cards can physically compute is a typo or a unit slip
+    (tokens per minute, a whole cluster's figure on one card), never a measurement."""
+    tps, gpus, model = row["tokens_per_s"], row["gpus"], row["gpu_model"]
+    if tps is None or not gpus or not model or not math.isfinite(tps):
+        return
+    limit = peak_tokens_per_s(model, gpus, known_gpus)
+    if limit is not None and tps > limit:
+        errors.append(f"tokens_per_s {tps:g} is more than {gpus} x {model} can compute: at most "
+                      f"{limit:,.0f} (peak dense FLOPs / {MIN_FLOPS_PER_TOKEN:.2g} FLOPs per "
+                      f"token, the forward pass of the smallest model sized)")
 
 
 def _date(v: Any, errors: list[str]) -> dt.date | None:

@@ -22,9 +22,10 @@ SQL_DIR = Path(__file__).parent / "sql"
 STORE_MACROS = ("staging/price_caveat",)
 
 # The rule provider_day_cheapest was stored under: 2 = firm prices only (price_caveat); 3 = and
-# no aggregator listing of a cloud read first-party (price_caveat: extra.counted_under). A
-# warehouse recording another version (or none) has its minima recomputed on start.
-DAY_CHEAPEST_VERSION = 3
+# no aggregator listing of a cloud read first-party (price_caveat: extra.counted_under); 4 = and
+# Google's DWS Flex-start is not firm. A warehouse recording another version (or none) has its
+# minima recomputed on start.
+DAY_CHEAPEST_VERSION = 4
 
 # Created in this order because later views read earlier ones (DuckDB binds a view when it is
 # created). Each entry is a file under sql/ without its .sql, named for the view or macro it

@@ -31,7 +31,7 @@ from gpuprices.flows.cli import (
 )
 from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
 from gpuprices.flows.cli.options import ArchiveDir, DataDir, ProviderOpt, providers_or_all
-from gpuprices.flows.config import Settings, prefect_env, settings_from
+from gpuprices.flows.config import BadDataDir, Settings, prefect_env, settings_from
 from gpuprices.flows.ops import publishing, run_journal
 from gpuprices.flows.ops.lock import run_lock
 from gpuprices.flows.ops.status import run_day, status_table
@@ -310,6 +310,9 @@ def main() -> None:
         app()
     except db.WarehouseBusy as exc:  # a load holds the file: a state to wait out, not a crash
         err.print(str(exc), highlight=False, markup=False)
+        raise SystemExit(2) from None
+    except BadDataDir as exc:  # `--data-dir ''`, or a file: said, never a traceback
+        err.print(f"error: {exc}", highlight=False, markup=False)
         raise SystemExit(2) from None
 
 

@@ -3,14 +3,15 @@ it registers)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from gpuprices.warehouse.contract import PROVIDERS
 
-DataDir = Annotated[Path | None, typer.Option(
+# A text, not a Path: Path("") is ".", and an empty --data-dir must be refused, not read as the
+# current folder (flows/config.py: settings_from).
+DataDir = Annotated[str | None, typer.Option(
     "--data-dir", help="Data folder (lake, warehouse.duckdb, Prefect home). "
                        "Default: $GPUPRICES_HOME or ./data")]
 # A text, not a Path: an `s3://bucket/prefix` archive must reach settings_from as written.

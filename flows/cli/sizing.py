@@ -49,7 +49,7 @@ from gpuprices.sizing.fit import verdict as fit_verdict
 from gpuprices.sizing.frameworks import profile
 from gpuprices.sizing.headline import one_line
 from gpuprices.sizing.memory import estimate_memory
-from gpuprices.sizing.rank import rank as rank_offers
+from gpuprices.sizing.rank import rank_each
 from gpuprices.sizing.rank_row import RankRow
 from gpuprices.sizing.throughput import efficiency_assumed_note, estimate_throughput
 from gpuprices.sizing.workload import Workload
@@ -298,6 +298,26 @@ def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = 
     return out
 
 
+# From this many workloads on, `rank` says how far it is (on stderr, about every 5 %).
+PROGRESS_FROM = 100
+
+
+class _JsonArray:
+    """A JSON array written one element at a time, as json.dumps(list, indent=2) writes it:
+    the whole list is never held (a 10,000-workload rank writes hundreds of MB)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def add(self, obj: dict[str, Any]) -> None:
+        text = json.dumps(obj, indent=2, default=str).replace("\n", "\n  ")
+        typer.echo(("[\n  " if self.n == 0 else ",\n  ") + text, nl=False)
+        self.n += 1
+
+    def close(self) -> None:
+        typer.echo("\n]" if self.n else "[]")
+
+
 def rank(
     workload_file: WorkloadFile,
     date: Annotated[str | None, typer.Option(
@@ -333,22 +353,39 @@ def rank(
     offers, discount_notes = negotiated(offers, entries, currency, usd_factor)
     for note in discount_notes:
         (err if as_json else console).print(f"[yellow]{escape(note)}[/yellow]")
-    ranked = rank_offers(workloads, offers, currency=currency, usd_to_currency=usd_factor,
-                         top=top, node_shapes=registry.node_shapes(),
-                         measurements=read_measurements(db_path))
+    # One workload at a time, written out as it is ranked: memory stays that of one workload
+    # and output starts at once, however long the file (bench/rank_many.py measures it).
+    ranked = rank_each(workloads, offers, currency=currency, usd_to_currency=usd_factor,
+                       top=top, node_shapes=registry.node_shapes(),
+                       measurements=read_measurements(db_path))
     if missing:
         (err if as_json else console).print(
             f"[yellow]FX rates are missing for {', '.join(missing)} on {day}: offers priced "
             f"in them cannot be shown in {currency}[/yellow]")
+    total = len(workloads)
+    step = max(1, total // 20)
+    if not as_json and total < PROGRESS_FROM:
+        # A file a person reads: the one line per workload first, then each workload's table.
+        ranked = dict(ranked)
+        for name, rows in ranked.items():
+            console.print(one_line(name, rows, currency), highlight=False)
+        ranked = ranked.items()
+    if not as_json:
+        console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
+                      f"currency {currency}")
+    out = _JsonArray()
+    for i, (name, rows) in enumerate(ranked, 1):
+        if as_json:
+            for obj in json_rows({name: rows}, day, set_apart):
+                out.add(obj)
+        else:
+            if total >= PROGRESS_FROM:  # streamed: each workload's line above its table
+                console.print(one_line(name, rows, currency), highlight=False)
+            _print_workload(name, rows, top, currency)
+        if total >= PROGRESS_FROM and (i % step == 0 or i == total):
+            err.print(f"ranked {i:,}/{total:,} workloads", highlight=False)
     if as_json:
-        typer.echo(json.dumps(json_rows(ranked, day, set_apart), indent=2, default=str))
-        return
-    for name, rows in ranked.items():
-        console.print(one_line(name, rows, currency), highlight=False)
-    console.print(f"offers as of {day} (each provider's latest snapshot): {len(offers)}; "
-                  f"currency {currency}")
-    for name, rows in ranked.items():
-        _print_workload(name, rows, top, currency)
+        out.close()
 
 
 def register(target: typer.Typer) -> None:

@@ -26,6 +26,7 @@ from gpuprices.flows.ops import deadline_post
 from gpuprices.flows.pipeline import gates
 from gpuprices.flows.pipeline.results import DayResult, NotRun
 from gpuprices.flows.redaction import WEBHOOK_ENV, redact
+from gpuprices.reports.markdown_text import md_text
 
 MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
 DEFAULT_MOVE_PCT = 20.0
@@ -37,12 +38,10 @@ _MAX_BLOCKS = 45
 
 
 def md_cell(text: object) -> str:
-    """Provider text made safe inside a Markdown table cell: no row breaks, no column breaks,
-    no raw HTML."""
-    s = redact(str(text))
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-    return " ".join(s.split())
+    """Provider text made safe inside a Markdown table cell or list item: secrets redacted,
+    then the report's one escaping rule (reports/markdown_text.py: no row or column breaks, no
+    raw HTML, no link, image, emphasis, heading or list)."""
+    return md_text(redact(str(text)))
 
 
 def move_threshold_pct() -> float:

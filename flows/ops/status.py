@@ -40,8 +40,9 @@ def status_table(results: list[DayResult], max_age: int | None = None,
     for provider, rs in by_provider.items():
         dated = [r for r in rs if r.snapshot_date]
         # A day that loaded nothing (a failure, or an unknown layout held for review) is no
-        # good snapshot: the provider's last good one stays the latest it offers.
-        latest = max((r.snapshot_date for r in dated if r.rows or r.status == "failed"),
+        # good snapshot, and a failed day is never served: the provider's last good one (its
+        # stale_since, as the run summary says) stays the latest it offers.
+        latest = max((r.snapshot_date for r in dated if r.rows and r.status != "failed"),
                      default=None)
         worst = ("failed" if any(r.status == "failed" for r in rs)
                  else "degraded" if any(r.status == "degraded" for r in rs) else "ok")

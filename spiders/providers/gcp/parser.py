@@ -9,7 +9,8 @@
 Page columns -> pricing models (documented choice):
 - "Price (USD)" / on-demand -> on_demand;
 - "DWS Flex-start" -> on_demand with extra["gcp_model"] = "dws_flex_start": pay-as-you-go with
-  no commitment and no preemption, only obtained through a queue for a limited run;
+  no commitment and no preemption, only obtained through a queue for a limited run; never a
+  firm on-demand price (warehouse/sql/staging/price_caveat.sql sets it apart);
 - "DWS Calendar Mode" -> reserved with extra["gcp_model"] = "dws_calendar": capacity reserved for
   a fixed number of days, paid for the period (days, so commitment_months stays empty);
 - "Spot" -> spot, extra["provider_term"] = "Spot";
