@@ -29,6 +29,9 @@ from tests.conftest import ROOT
 
 H100 = "H100-SXM-80GB"
 DAY = dt.date(2026, 8, 22)  # 14 providers read the same day: the richest H100 panel bundled
+# The H100 on-demand index of DAY as the bundled snapshots give it (built by hand below).
+PANEL_0822 = 19
+VALUE_0822 = Decimal("3.646770")
 
 
 @pytest.fixture(scope="module")
@@ -84,34 +87,54 @@ def test_a_days_index_built_by_hand_from_its_members(con):
         WITH latest AS (
             SELECT provider, max(snapshot_date) AS d FROM snapshot_dates
             WHERE snapshot_date <= ? GROUP BY provider HAVING ? - max(snapshot_date) <= 14),
-        quoted AS (
-        SELECT o.provider, o.currency,
-               CASE WHEN (SELECT supply FROM providers p WHERE p.provider = o.provider)
-                         = 'marketplace'
-                    THEN arg_max(o.price_per_gpu_hour, json_extract_string(o.extra,
-                                 '$.sellers')::INT) FILTER (
-                         WHERE json_extract_string(o.extra, '$.market_stat') = 'median')
-                    ELSE min(o.price_per_gpu_hour) END AS price
+        offered AS (
+        SELECT o.provider, o.currency, o.price_per_gpu_hour AS price,
+               (SELECT supply FROM providers p WHERE p.provider = o.provider) AS supply,
+               -- whose machine an aggregator's row is: our id, else its name for the cloud
+               coalesce(nullif(json_extract_string(o.extra, '$.counted_under'), ''),
+                        nullif(regexp_replace(lower(json_extract_string(o.extra,
+                               '$.underlying')), '[^a-z0-9]', '', 'g'), '')) AS underlying,
+               json_extract_string(o.extra, '$.market_stat') AS stat,
+               try_cast(json_extract_string(o.extra, '$.sellers') AS INT) AS sellers
         FROM offers o JOIN latest l ON l.provider = o.provider AND l.d = o.snapshot_date
         WHERE o.gpu_model = ? AND o.pricing_model = 'on_demand'
+          AND (SELECT kind FROM providers p WHERE p.provider = o.provider) <> 'inference_host'
           AND price_caveat(o.extra) IS NULL
-          AND coalesce(o.effective_from <= o.snapshot_date, true)
-        GROUP BY o.provider, o.currency)
-        SELECT provider, currency, price * fx_factor(currency, 'USD', ?::DATE) AS usd
-        FROM quoted ORDER BY usd
+          AND coalesce(o.effective_from <= o.snapshot_date, true)),
+        quoted AS (
+        SELECT coalesce(underlying, provider) AS member, currency,
+               CASE WHEN any_value(supply) = 'marketplace'
+                    THEN arg_max(price, sellers) FILTER (WHERE stat = 'median' AND sellers >= 3)
+                    ELSE min(price) FILTER (WHERE stat IS NULL) END AS price
+        FROM offered
+        WHERE NOT (supply = 'aggregator' AND underlying IS NULL)
+        GROUP BY ALL)
+        SELECT member, currency, price * fx_factor(currency, 'USD', ?::DATE) AS usd
+        FROM quoted WHERE price IS NOT NULL
+        QUALIFY row_number() OVER (PARTITION BY member ORDER BY currency <> 'USD', usd) = 1
+        ORDER BY usd
         """, [DAY, DAY, H100, DAY]).fetchall()
     assert {r[1] for r in rows} == {"USD", "EUR"}  # Scaleway's EUR at the day's ECB rate
     x = [r[2] for r in rows]
-    assert len(x) == 15
-    by_hand = (0.25 * x[3] + x[4] + x[5] + x[6] + x[7] + x[8] + x[9] + x[10] + 0.25 * x[11]) / 7.5
+    n = len(x)
+    assert n == PANEL_0822
+    # The interquartile mean by its definition: the middle half of the sorted prices, each
+    # price standing for [i, i + 1) of [0, n), the ones that straddle n/4 or 3n/4 by a share.
+    lo, hi = n / 4, 3 * n / 4
+    by_hand = sum(v * max(0.0, min(i + 1, hi) - max(i, lo)) for i, v in enumerate(x)) / (hi - lo)
     stored = _row(con, DAY)
-    assert stored["panel"] == 15
+    assert stored["panel"] == n
     assert stored["value_usd"] == Decimal(by_hand).quantize(Decimal("0.000001"))
-    assert stored["value_usd"] == Decimal("3.924408")
-    # The band: the 25th and 75th percentiles, linear between neighbours (n - 1 = 14).
-    assert float(stored["band_low_usd"]) == pytest.approx(x[3] + 0.5 * (x[4] - x[3]), abs=1e-6)
-    assert float(stored["band_high_usd"]) == pytest.approx(x[10] + 0.5 * (x[11] - x[10]),
-                                                           abs=1e-6)
+    assert stored["value_usd"] == VALUE_0822
+
+    # The band: the 25th and 75th percentiles, linear between neighbours.
+    def percentile(q: float) -> float:
+        pos = q * (n - 1)
+        i = int(pos)
+        return x[i] + (pos - i) * (x[min(i + 1, n - 1)] - x[i])
+
+    assert float(stored["band_low_usd"]) == pytest.approx(percentile(0.25), abs=1e-6)
+    assert float(stored["band_high_usd"]) == pytest.approx(percentile(0.75), abs=1e-6)
     members = json.loads(stored["members"])
     assert sorted(m["price_usd"] for m in members) == pytest.approx(x, abs=1e-6)
     assert {m["member"] for m in members} == {r[0] for r in rows}
@@ -146,7 +169,7 @@ def test_a_x10_outlier_does_not_move_the_index(con):
 
     assert figures(after) == figures(before)
     on_day = next(r for r in after if r.day == DAY and r.segment == "all")
-    assert on_day.value_usd == Decimal("3.924408") and on_day.panel == 15
+    assert on_day.value_usd == VALUE_0822 and on_day.panel == PANEL_0822
     held = next(m for m in json.loads(on_day.members) if m["member"] == "aws")
     assert held == {"member": "aws", "provider": "aws", "price_usd": 6.88, "price": 6.88,
                     "currency": "USD", "snapshot_date": "2026-08-21", "status": "outlier"}
@@ -170,7 +193,9 @@ def test_index_command_prints_every_day_with_enough_members(replayed, con):
                if line.startswith("│") and line.split("│")[1].strip()[:2] == "20"]
     assert printed == [d.isoformat() for d in want]
     line = next(x for x in res.output.splitlines() if x.startswith(f"│ {DAY}"))
-    assert "3.9244" in line and "3.2250 - 5.2825" in line and "│ 15 " in line
+    stored = _row(con, DAY)
+    assert f"{VALUE_0822:.4f}" in line and f"│ {PANEL_0822} " in line
+    assert f"{stored['band_low_usd']:.4f} - {stored['band_high_usd']:.4f}" in line
 
     res = CliRunner().invoke(app, ["index", "--gpu", H100, "--json", "--currency", "EUR",
                                    "--from", "2026-08-22", "--to", "2026-08-22",
@@ -178,8 +203,9 @@ def test_index_command_prints_every_day_with_enough_members(replayed, con):
     assert res.exit_code == 0, res.output
     row = json.loads(res.output)
     rate = con.execute("SELECT fx_factor('USD', 'EUR', DATE '2026-08-22')").fetchone()[0]
-    assert row["currency"] == "EUR" and row["panel"] == 15 and len(row["members"]) == 15
-    assert row["value"] == pytest.approx(3.924408 * rate, abs=1e-6)
+    assert row["currency"] == "EUR" and row["panel"] == PANEL_0822
+    assert len(row["members"]) == PANEL_0822
+    assert row["value"] == pytest.approx(float(VALUE_0822) * rate, abs=1e-6)
 
     res = CliRunner().invoke(app, ["index", "--gpu", H100, "--csv", "--all-days", "--from",
                                    "2026-08-20", "--to", "2026-08-21", "--data-dir",
@@ -203,8 +229,11 @@ def test_history_from_2023_with_the_reasons_for_gaps(con):
 def test_sub_indices_split_neoclouds_from_hyperscalers(con):
     hyper = json.loads(_row(con, DAY, segment="hyperscaler")["members"])
     neo = json.loads(_row(con, DAY, segment="neocloud")["members"])
+    everyone = {m["member"] for m in json.loads(_row(con, DAY)["members"])}
     assert {m["member"] for m in hyper} == {"aws", "azure", "digitalocean", "oracle"}
-    assert "aws" not in {m["member"] for m in neo} and len(neo) == 11
+    neo_members = {m["member"] for m in neo}
+    assert neo_members == everyone - {"aws", "azure", "digitalocean", "oracle"}
+    assert len(neo) == PANEL_0822 - 4
 
 
 def test_publish_writes_csv_and_parquet_beside_the_warehouse(replayed, con):
@@ -222,7 +251,8 @@ def test_report_shows_the_index_chart(replayed, con):
     assert f"{H100} on-demand index since 2023" in text
     assert 'class="band"' in text and "week&#39;s move" in text
     md = html.with_name("report.md").read_text()
-    assert f"| {H100} | 2026-10-05 | 5.0079 |" in md
+    latest = _row(con, dt.date(2026, 10, 5))
+    assert f"| {H100} | 2026-10-05 | {latest['value_usd']:.4f} |" in md
 
 
 # --- never revised; verify ----------------------------------------------------------------
@@ -258,10 +288,11 @@ def test_index_verify_rebuilds_it_from_the_archive(replayed):
     stored, revisions = index_rebuild.stored_index(replayed)
     key = (DAY, H100, "on_demand", "all")
     tampered = dict(stored)
-    tampered[key] = (Decimal("3.924409"),) + stored[key][1:]
+    changed = VALUE_0822 + Decimal("0.000001")
+    tampered[key] = (changed,) + stored[key][1:]
     found = index_rebuild.compare(tampered, revisions, stored)
     assert not found.ok
-    assert found.differences == [(key, "value_usd", Decimal("3.924409"), Decimal("3.924408"))]
+    assert found.differences == [(key, "value_usd", changed, VALUE_0822)]
 
 
 # --- aggregators are not counted twice (synthetic: no bundled provider is one yet) --------

@@ -64,9 +64,19 @@ def test_the_move_gate_alone_holds_the_x10_nine_days_later(tmp_path):
     assert all(m.quarantined and round(m.ratio) == 10 for m in out.moves)
 
 
+# Real prices the band table leaves out on purpose (its `source` column says so): the gate keeps
+# holding them for a person to release.
+HELD_ON_PURPOSE = {
+    # a GPU.ai host asking 154.67/h for 4x RTX 5090 (38.67 per GPU-hour, 56x the next dearest)
+    ("tests/fixtures/raw/gpuai/cgi_gpuai_pricing_page2.json",
+     "rtx_5090/4x/community/container/offering 79ff8ac1608a"),
+}
+
+
 def test_every_real_bundled_price_is_inside_its_band_and_most_x10_copies_are_not():
     ref = gates.Reference(known=price_bands.known_ranges())
     inside = outside_x10 = 0
+    held = set()
     for r in manifest_rows():
         if r["provider"] == "ecb":
             continue
@@ -80,14 +90,19 @@ def test_every_real_bundled_price_is_inside_its_band_and_most_x10_copies_are_not
             band = gates.band_for(ref, o) if o.gpu_model else None
             if band is None:
                 continue
+            if (r["file"], o.sku) in HELD_ON_PURPOSE:
+                assert not band[0] <= o.price_per_gpu_hour <= band[1], (r["file"], o.sku)
+                held.add((r["file"], o.sku))
+                continue
             assert band[0] <= o.price_per_gpu_hour <= band[1], (r["file"], o.sku)
             inside += 1
             outside_x10 += not band[0] <= o.price_per_gpu_hour * 10 <= band[1]
-    # 89.4 % of 972 (2026-12-03): the 916 rows of the first 18 providers stay at 90.2 % with
-    # or without the issue-25 captures in the bands; GMI Cloud, Latitude.sh, Lium and Massed
-    # Compute add 56 rows at 77 % (13 x10 copies inside), cheap cards of models whose real
-    # spread is itself near 10 (H200 2.60-13.78, L40S 0.38-5.46, RTX PRO 6000 0.50-11.87).
-    assert inside > 500 and outside_x10 / inside > 0.88
+    # 88.4 % of 1,270 rows of the 31 providers (2026-12-03); the 916 rows of the first 18 stay
+    # at 90.2 % with or without the newer captures in the bands: the newer ones add cheap cards
+    # of models whose real spread is itself near 10 (H200 2.60-13.78, L40S 0.38-5.46, RTX PRO
+    # 6000 0.50-11.87), where a x10 copy can fall inside.
+    assert held == HELD_ON_PURPOSE
+    assert inside > 500 and outside_x10 / inside > 0.88, outside_x10 / inside
 
 
 # Item 2: captures dated later than now are refused at import and at replay.

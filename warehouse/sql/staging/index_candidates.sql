@@ -5,7 +5,7 @@
 -- member: one price per GPU-hour in its quoted currency.
 --   * index pricing: on_demand; spot; committed = reserved or committed with a stated term of
 --     1 to 12 months (a 3-year term is another product; an unstated term cannot be compared);
---   * firm (price_caveat), in force (no announced future price);
+--   * firm (price_caveat), in force (no announced future price), not an inference host's;
 --   * marketplaces (providers.supply = 'marketplace'): only their market_stat = 'median' row of
 --     the book with the most sellers, and only with at least 3 sellers; everyone else's
 --     market_stat rows never appear (they have none);
@@ -43,6 +43,8 @@ WITH rows AS (
     WHERE price_caveat(d.extra) IS NULL
       AND coalesce(i.effective_from <= p.snapshot_date, true)
       AND p.price_per_hour > 0 AND i.gpu_count > 0
+      -- an inference host's GPU-hours serve your model on its platform: not a rental
+      AND coalesce(pr.kind, '') <> 'inference_host'
 ),
 eligible AS (
     SELECT *, coalesce(underlying, provider) AS member, coalesce(underlying, provider) <> provider
