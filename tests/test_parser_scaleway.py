@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuprices.flows.pipeline import gates
+from gpuprices.flows.pipeline import gates, usd_rates
 from gpuprices.spiders.archive import Capture
 from gpuprices.spiders.parsers import ParseError, wants
 from gpuprices.spiders.providers.scaleway import source
@@ -53,7 +53,10 @@ def test_page2_render_s_is_a_p100():
 
 
 def test_every_row_passes_the_gates():
-    out = gates.run_gates([*catalog(1).values(), *catalog(2).values()])
+    # EUR prices are judged in USD at the ECB rate of the day: the bundled archive's rates.
+    ref = gates.Reference(per_usd=usd_rates.UsdRates(Path(__file__).resolve().parents[1]
+                                                     / "snapshots"))
+    out = gates.run_gates([*catalog(1).values(), *catalog(2).values()], ref)
     assert out.bad == [] and len(out.good) == 17
 
 

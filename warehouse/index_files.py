@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 
 from gpuprices.warehouse import index_store
 
@@ -24,15 +26,21 @@ def write(con: duckdb.DuckDBPyConnection, data_dir: Path) -> list[Path]:
         return []
     folder = data_dir / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
+    # Read once as Arrow and written by pyarrow: no file path is ever formatted into SQL.
+    table = con.execute(f"SELECT {_COLUMNS} FROM price_index_daily "  # noqa: S608 (our names)
+                        "ORDER BY day, gpu_model, pricing_model, segment").to_arrow_table()
     out = []
-    for suffix, options in ((".csv", "FORMAT csv, HEADER true"),
-                            (".parquet", "FORMAT parquet, COMPRESSION zstd")):
+    for suffix in (".csv", ".parquet"):
         final = folder / f"{STEM}{suffix}"
         part = folder / f".{STEM}{suffix}.part"
-        target = str(part).replace("'", "''")  # a path is no parameter in COPY: quoted here
-        con.execute(
-            f"COPY (SELECT {_COLUMNS} FROM price_index_daily "  # noqa: S608 (our names)
-            f"ORDER BY day, gpu_model, pricing_model, segment) TO '{target}' ({options})")
+        if suffix == ".csv":  # pyarrow quotes every header name: the plain header first
+            with part.open("wb") as fh:
+                fh.write((",".join(table.column_names) + "\n").encode())
+                pacsv.write_csv(table, fh, pacsv.WriteOptions(include_header=False,
+                                                              quoting_style="needed"))
+        else:
+            with part.open("wb") as fh:
+                pq.write_table(table, fh, compression="zstd")
         part.replace(final)
         out.append(final)
     return out
