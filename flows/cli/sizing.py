@@ -199,6 +199,8 @@ def _print_trace(r: dict[str, Any]) -> None:
 
 
 CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
+# Priced, never recommended: listed apart with the reason (sold_out: available false).
+APART = ("stale", "not_firm", "sold_out")
 
 
 def _age(r: RankRow) -> str:
@@ -253,11 +255,11 @@ def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> 
         console.print(f"  no firm, fitting {', '.join(missing)} offer", highlight=False)
     ok = [r for r in rows if r.verdict == "ok"][:top]
     console.print(_rank_table(f"{name}: cheapest per successful checkpoint", ok, currency))
-    apart = [r for r in rows if r.verdict in ("stale", "not_firm")][:top]
+    apart = [r for r in rows if r.verdict in APART][:top]
     if apart:
-        console.print(_rank_table(f"{name}: not recommended (stale or not a firm price)", apart,
-                                  currency))
-    rest = [r for r in rows if r.verdict not in ("ok", "stale", "not_firm")]
+        console.print(_rank_table(f"{name}: not recommended (stale, not a firm price or sold "
+                                  "out at snapshot)", apart, currency))
+    rest = [r for r in rows if r.verdict != "ok" and r.verdict not in APART]
     if rest and len(ok) < top:
         console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
                                   rest, currency))
