@@ -78,9 +78,11 @@ APART_COLS = [Column("verdict", "verdict"), Column("offer", "offer"), Column("su
               Column("price_per_hour", "price/h per node", "money"), Column("layout", "GPUs"),
               Column("pricing_model", "pricing"), Column("snapshot_date", "snapshot", "date"),
               Column("age_days", "age (d)", "int"), Column("reason", "why")]
-# Priced, but never recommended: listed apart with the reason (stale, not firm, against the
-# workload's constraints). Offers outside the workload's regions are not its market: left out.
-APART = ("stale", "not_firm", *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
+# Priced, but never recommended: listed apart with the reason (stale, not firm, sold out at the
+# snapshot, against the workload's constraints). Offers outside the workload's regions are not
+# its market: left out.
+APART = ("stale", "not_firm", "sold_out",
+         *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
 NOFIT_COLS = [
     Column("verdict", "verdict"), Column("gpu_model", "GPU"),
     Column("gpus_per_node", "GPUs/node", "int"), Column("n_offers", "offers", "int"),
@@ -114,12 +116,13 @@ def group_offers(offers: list[dict[str, Any]]) -> list[dict[str, Any]]:
         band = ""
         if isinstance(extra, str) and "interruption_band" in extra:
             band = extra  # per-region spot risk: keep regions apart
-        # Firm and stale are part of the key: a placeholder never stands for a firm price.
+        # Firm, stale and stock are part of the key: a placeholder never stands for a firm
+        # price, nor a sold-out offer for one in stock.
         key = (o["provider"], o["sku"], o["gpu_model"], o["gpu_count"], o["pricing_model"],
                o.get("negotiated"),
                o.get("commitment_months"), o.get("billing_increment_s"),
                o.get("min_billing_s"), o.get("interconnect"), band, o.get("firm_price"),
-               bool(o.get("is_stale")), o.get("snapshot_date"))
+               bool(o.get("is_stale")), o.get("snapshot_date"), o.get("available"))
         g = groups.get(key)
         if g is None:
             groups[key] = g = dict(o, n_regions=0, regions=set())
@@ -194,7 +197,8 @@ def _section(w: Workload, ranked: list[dict[str, Any]], lookup: dict[tuple, dict
                            f"{w.name}: best offer per provider", RANK_COLS, per_provider,
                            note=_assumed_note(per_provider)),
         apart=Table(f"workload_{slug}_not_recommended",
-                    f"{w.name}: priced but not recommended (stale or not a firm price)",
+                    f"{w.name}: priced but not recommended (stale, not a firm price or "
+                    "sold out at snapshot)",
                     APART_COLS, apart[:TOP_OFFERS], total=len(apart)),
         choices={row["choice"]: row for row in ok if row.get("choice")},
         # the committed row set aside because it does not pay for this run (its note says why)

@@ -80,14 +80,32 @@ def other_currency(o: dict[str, Any], currency: str) -> str | None:
     return cur if isinstance(cur, str) and cur and cur != currency else None
 
 
+def available(o: dict[str, Any]) -> bool | None:
+    """The source's stock at the snapshot (the contract's `available`): True in stock, False
+    sold out, None not published."""
+    v = o.get("available")
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    try:
+        return bool(v)
+    except (TypeError, ValueError):  # pandas.NA
+        return None
+
+
+def sold_out(o: dict[str, Any]) -> bool:
+    """A known sold-out offer: listed apart, never a choice (unknown stock is not sold out)."""
+    return available(o) is False
+
+
 def facts(o: dict[str, Any]) -> dict[str, Any]:
     """What a row says about the offer itself whatever its verdict: date, age, firm, stale,
-    network (staging/offer_network's net_label), country (warehouse/regions.csv) and the
+    stock, network (staging/offer_network's net_label), country (warehouse/regions.csv) and the
     negotiated price it carries (sizing/discounts.py)."""
     age = int_or_none(o.get("age_days"))
     return dict(snapshot_date=o.get("snapshot_date"), age_days=age,
                 network=network.of_offer(o).label,
                 firm=price_caveat(o) is None, stale=is_stale(o),
+                available=available(o),
                 commitment_months=commitment_months(o), country=country(o)[0],
                 negotiated=o.get("negotiated") or None,
                 list_price_per_hour=price(o.get("list_price_per_hour")))

@@ -7,8 +7,9 @@ Input offers are contract rows already priced in the ranking currency by the war
 (warehouse/sql/marts/offers_priced_as_of.sql: a pandas DataFrame or a list of dicts with at least
 gpu_model, gpu_count, price_per_hour, pricing_model; optional currency, provider, sku, region,
 billing_increment_s, min_billing_s, interconnect, extra, firm_price, price_caveat,
-price_currency, fx, commitment_months, snapshot_date, age_days, is_stale). A stale or not firm
-row is listed with its reason, never chosen. A row whose price could not be converted has
+price_currency, fx, commitment_months, snapshot_date, age_days, is_stale, available). A stale,
+not firm or sold-out (available false) row is listed with its reason, never chosen. A row
+whose price could not be converted has
 price_per_hour None. The one USD -> currency factor for the USD-denominated cost constants
 comes from the warehouse's conversion too (fx_factor). No DuckDB here: the callers read the
 warehouse and hand the rows over.
@@ -269,10 +270,11 @@ def _choices(keyed: list[tuple[tuple, int]], records: list[dict[str, Any]]) -> d
     return {fit.prefer_fits(rows): kind for kind, rows in kinds.items()}
 
 
-# 0: recommendable; 1: priced but stale, not firm or against the buyer's constraints (listed
-# apart); 2: cannot be ranked; 3: outside the workload's regions (not the buyer's market).
-_STANDING = {"ok": 0, "stale": 1, "not_firm": 1, "not_cluster": 1, "misses_deadline": 1,
-             "outside_region": 3}
+# 0: recommendable; 1: priced but stale, not firm, sold out at the snapshot or against the
+# buyer's constraints (listed apart); 2: cannot be ranked; 3: outside the workload's regions (not
+# the buyer's market).
+_STANDING = {"ok": 0, "stale": 1, "not_firm": 1, "sold_out": 1, "not_cluster": 1,
+             "misses_deadline": 1, "outside_region": 3}
 
 
 def _sort_key(r: RankRow) -> tuple:
@@ -329,7 +331,7 @@ def _quick_key(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: s
                    orow.int_or_none(o.get("min_billing_s")), term_hours(orow.commitment_months(o)))
     if not math.isfinite(t.cost_to_finish):
         return (2, math.inf, headroom, tight)
-    standing = 1 if (orow.price_caveat(o) or orow.is_stale(o)
+    standing = 1 if (orow.price_caveat(o) or orow.is_stale(o) or orow.sold_out(o)
                      or limits.not_a_cluster(nodes, network, str(o.get("pricing_model") or ""))
                      or limits.misses_deadline(w, t.total_h)) else 0
     return (standing, t.cost_to_finish / plan.n_ckpt, headroom, tight)
@@ -472,6 +474,9 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
     if caveat:
         reasons.insert(0, f"not firm: {caveat}; not recommended")
         verdict = "not_firm"
+    if orow.sold_out(o):
+        reasons.insert(0, why.sold_out(o))
+        verdict = "sold_out"
     if base["stale"]:
         reasons.insert(0, why.stale(o))
         verdict = "stale"

@@ -39,6 +39,9 @@ class RankRow:
     age_days: int | None = None
     firm: bool = True
     stale: bool = False
+    # the source's stock at the snapshot: True, False (sold out: listed apart, never a
+    # choice) or None (not published)
+    available: bool | None = None
     choice: str | None = None  # on_demand, spot or committed when it is that choice's best
     # tokens/s rests on an HFU with no published training measurement for the GPU's class
     # (sizing/efficiency.py); inputs["hfu_source"] says where the figure comes from.

@@ -106,5 +106,10 @@ def snapshot_age(o: dict[str, Any]) -> str:
     return f"snapshot of {when}" + ("" if age is None else f" ({int(age)} d old)")
 
 
+def sold_out(o: dict[str, Any]) -> str:
+    return (f"sold out at snapshot: the source listed no stock ({snapshot_age(o)}); "
+            "not recommended")
+
+
 def stale(o: dict[str, Any]) -> str:
     return f"stale: {snapshot_age(o)} is past the age limit; not recommended"

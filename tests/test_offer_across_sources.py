@@ -56,13 +56,16 @@ def test_an_offer_keeps_its_id_when_the_source_changes(con):
     assert len({r["offer_id"] for r in hist}) == 1
     assert [(r["price_per_hour"], r["valid_to"], r["is_current"]) for r in hist][-2:] == [
         (1.92802, dt.date(2026, 7, 30), False), (2.20401, dt.date(2026, 10, 5), True)]
-    # Runpod: the 2023 page and the 2026 API name the H100 SXM secure price by the same GPU id.
+    # Runpod: its four sources (2023 page, 2025 Webflow page "H100 SXM", 2026 JSON-LD page
+    # "H100 SXM", 2026 API) name the H100 SXM secure price by the API's GPU id: one history,
+    # no snapshot missed (before the page names were mapped, 2025-09 and 2026-08-10 were).
     h100 = view_rows(con, "SELECT * FROM price_changes WHERE provider = 'runpod' "
                       "AND sku = 'NVIDIA H100 80GB HBM3/secure'")
-    # (the page layouts of 2025-09 and 2026-08-10 name it otherwise: two snapshots missed)
     assert [(r["old_date"], r["old_price_per_hour"], r["new_date"], r["new_price_per_hour"],
              r["missed_snapshots"]) for r in h100] == [
-        (dt.date(2023, 9, 29), 4.49, dt.date(2026, 8, 25), 3.29, 2),
+        (dt.date(2023, 9, 29), 4.49, dt.date(2025, 9, 9), 2.69, 0),
+        (dt.date(2025, 9, 9), 2.69, dt.date(2026, 8, 10), 2.99, 0),
+        (dt.date(2026, 8, 10), 2.99, dt.date(2026, 8, 25), 3.29, 0),
         (dt.date(2026, 8, 25), 3.29, dt.date(2026, 9, 29), 3.49, 0)]
 
 

@@ -175,18 +175,18 @@ def test_attributes_2025_values():
     offers = parse(ATTR_2025.read_bytes(), meta(PAGE, "2025-09-09T13:12:30+00:00"))
     rows = index(offers)
     assert len(offers) == 10  # 5 priced rows x (secure, community); A100 PCIe is cut, unpriced
-    assert rows[("H200/secure", "on_demand", None)].price_per_hour == 3.79
-    assert rows[("H200/community", "community", None)].price_per_hour == 3.59
-    assert rows[("B200/secure", "on_demand", None)].price_per_hour == 5.99
-    assert rows[("B200/community", "community", None)].price_per_hour == 5.98
-    sxm = rows[("H100 SXM/secure", "on_demand", None)]
+    assert rows[("NVIDIA H200/secure", "on_demand", None)].price_per_hour == 3.79
+    assert rows[("NVIDIA H200/community", "community", None)].price_per_hour == 3.59
+    assert rows[("NVIDIA B200/secure", "on_demand", None)].price_per_hour == 5.99
+    assert rows[("NVIDIA B200/community", "community", None)].price_per_hour == 5.98
+    sxm = rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)]
     assert sxm.price_per_hour == 2.69 and sxm.gpu_model == "H100-SXM-80GB"
     assert sxm.vcpus == 20 and sxm.ram_gb == 125 and sxm.gpu_memory_gb == 80
-    assert rows[("H100 SXM/community", "community", None)].price_per_hour == 2.69
-    h200 = rows[("H200/secure", "on_demand", None)]
+    assert rows[("NVIDIA H100 80GB HBM3/community", "community", None)].price_per_hour == 2.69
+    h200 = rows[("NVIDIA H200/secure", "on_demand", None)]
     assert h200.vcpus == 24 and h200.ram_gb == 276 and h200.gpu_model == "H200-141GB"
-    assert rows[("H100 NVL/secure", "on_demand", None)].gpu_model == "H100-NVL-94GB"
-    assert rows[("H100 PCIe/community", "community", None)].price_per_hour == 1.99
+    assert rows[("NVIDIA H100 NVL/secure", "on_demand", None)].gpu_model == "H100-NVL-94GB"
+    assert rows[("NVIDIA H100 PCIe/community", "community", None)].price_per_hour == 1.99
     assert all(o.extra["layout"] == "attributes" and o.extra["source"] == "page"
                for o in offers)
     assert h200.extra["price_field"] == "data-secure-cloud-price"
@@ -197,8 +197,8 @@ def test_attributes_later_names_data_secure_data_community():
             .replace(b"data-secure-cloud-price=", b"data-secure=")
             .replace(b"data-community-cloud-price=", b"data-community="))
     rows = index(parse(body, meta(PAGE)))
-    assert rows[("B200/secure", "on_demand", None)].price_per_hour == 5.99
-    assert rows[("B200/secure", "on_demand", None)].extra["price_field"] == "data-secure"
+    assert rows[("NVIDIA B200/secure", "on_demand", None)].price_per_hour == 5.99
+    assert rows[("NVIDIA B200/secure", "on_demand", None)].extra["price_field"] == "data-secure"
 
 
 def test_attributes_gpu_listed_twice_counted_once():
@@ -218,16 +218,17 @@ def test_jsonld_2026_values():
     rows = index(offers)
     assert len({o.sku.rsplit("/", 1)[0] for o in offers}) == 19
     assert len(offers) == 38
-    assert rows[("B300/secure", "on_demand", None)].price_per_hour == 7.39
-    assert rows[("B300/community", "community", None)].price_per_hour == 6.94
-    assert rows[("H100 SXM/secure", "on_demand", None)].price_per_hour == 2.99
-    assert rows[("H100 SXM/community", "community", None)].price_per_hour == 2.69
+    assert rows[("NVIDIA B300 SXM6 AC/secure", "on_demand", None)].price_per_hour == 7.39
+    assert rows[("NVIDIA B300 SXM6 AC/community", "community", None)].price_per_hour == 6.94
+    assert rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)].price_per_hour == 2.99
+    assert rows[("NVIDIA H100 80GB HBM3/community", "community", None)].price_per_hour == 2.69
     # lowPrice/highPrice are not tiers: L4 community 0.44 is above secure 0.39.
-    assert rows[("L4/community", "community", None)].price_per_hour == 0.44
-    assert rows[("L4/secure", "on_demand", None)].price_per_hour == 0.39
-    a100 = rows[("A100 PCIe/secure", "on_demand", None)]
+    assert rows[("NVIDIA L4/community", "community", None)].price_per_hour == 0.44
+    assert rows[("NVIDIA L4/secure", "on_demand", None)].price_per_hour == 0.39
+    a100 = rows[("NVIDIA A100 80GB PCIe/secure", "on_demand", None)]
     assert a100.price_per_hour == 1.39 and a100.gpu_model == "A100-PCIE-80GB"
-    assert rows[("RTX Pro 6000/secure", "on_demand", None)].gpu_model == "RTX-PRO-6000-96GB"
+    pro = "NVIDIA RTX PRO 6000 Blackwell Server Edition/secure"
+    assert rows[(pro, "on_demand", None)].gpu_model == "RTX-PRO-6000-96GB"
     assert all(o.gpu_model for o in offers)
     assert all(o.extra["layout"] == "jsonld" for o in offers)
 
@@ -336,3 +337,96 @@ def test_cgi_2026_08_api_values_and_spot_echoes_dropped():
     assert not [o for o in offers if o.pricing_model == "spot"]
     assert rows[("NVIDIA B200/community", "community", None)].extra["spot_price_same"] is True
     assert len(offers) == 15 and all(o.gpu_model for o in offers)
+
+
+# --- page names are the API's GPU ids (one offer whatever the source) ----------------------------
+
+
+def _identity(o):
+    return (o.sku, o.gpu_model, o.gpu_count, o.pricing_model)
+
+
+def test_page_rows_are_named_by_the_api_gpu_id():
+    api = {_identity(o) for o in parse(API.read_bytes(), meta(API_URL, method="POST"))}
+    aug = {_identity(o) for o in parse(CGI_2026_08.read_bytes(), meta(API_URL, method="POST"))}
+    page_2025 = parse(ATTR_2025.read_bytes(), meta(PAGE, "2025-09-09T13:12:30+00:00"))
+    page_2026 = parse(JSONLD_2026.read_bytes(), meta(PAGE, "2026-08-10T08:23:17+00:00"))
+    # Every row of both page layouts is an offer the API lists, under the same identity.
+    assert {_identity(o) for o in page_2025} <= api
+    assert {_identity(o) for o in page_2026} <= api
+    assert not [o for o in page_2025 + page_2026 if o.extra.get("gpu_id_unmapped")]
+    sxm = index(page_2026)[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)]
+    assert sxm.extra["gpu_wording"] == "H100 SXM" and sxm.price_per_hour == 2.99
+    # "H200" on the page is the API's "H200 SXM" (id "NVIDIA H200"), not the 143 GB H200 NVL.
+    h200 = index(page_2025)[("NVIDIA H200/community", "community", None)]
+    assert h200.extra["gpu_wording"] == "H200" and h200.gpu_memory_gb == 141
+    assert ("NVIDIA H200/community", "H200-141GB", 1, "community") in aug
+    # "RTX Pro 6000" (page case) is displayName "RTX PRO 6000", the Server Edition.
+    pro = index(page_2026)[("NVIDIA RTX PRO 6000 Blackwell Server Edition/community",
+                            "community", None)]
+    assert pro.price_per_hour == 1.69
+
+
+def test_page_name_unknown_to_the_api_keeps_its_own_name():
+    text = JSONLD_2026.read_text().replace("B300 GPU on Runpod", "Z900 GPU on Runpod")
+    rows = index(parse(text.encode(), meta(PAGE)))
+    z900 = rows[("Z900/secure", "on_demand", None)]
+    assert z900.extra["gpu_id_unmapped"] is True and z900.gpu_model is None
+
+
+# --- stock ---------------------------------------------------------------------------------------
+
+
+def test_cgi_2026_08_rows_carry_stock_per_cloud():
+    rows = index(parse(CGI_2026_08.read_bytes(), meta(API_URL, "2026-08-25T12:00:00+00:00")))
+    h100 = rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)]
+    # lp1s (secure, 1 GPU) "Low"; lp8 "Low"; of 3 data centres listing it only AP-IN-1 has it.
+    assert (h100.available, h100.extra["stock_status_secure"]) == (True, "Low")
+    assert h100.extra["stock_status_8gpu"] == "Low"
+    assert h100.extra["stock_data_centers"] == ["AP-IN-1"]
+    assert h100.extra["stock_rule"] == "lp1s.stockStatus"
+    # Community: the cheapest uninterrupted machine (2.69) is the community price, below secure.
+    h100c = rows[("NVIDIA H100 80GB HBM3/community", "community", None)]
+    assert h100c.available is True
+    assert h100c.extra["stock_rule"] == "lowestPrice.uninterruptablePrice = communityPrice"
+    assert rows[("NVIDIA H200/secure", "on_demand", None)].extra["stock_status_secure"] == "Medium"
+    # MI300X: every stock probe null: sold out at the snapshot, price kept.
+    mi300x = rows[("AMD Instinct MI300X OAM/secure", "on_demand", None)]
+    assert (mi300x.available, mi300x.price_per_hour) == (False, 2.39)
+    assert mi300x.extra["stock_rule"] == "lowestPrice.stockStatus null"
+    # A100 SXM 40GB is community-only: its one-cloud stock is lowestPrice's "Low".
+    a100 = rows[("NVIDIA A100-SXM4-40GB/community", "community", None)]
+    assert a100.available is True and a100.extra["stock_status"] == "Low"
+    b300 = rows[("NVIDIA B300 SXM6 AC/secure", "on_demand", None)]
+    assert b300.extra["stock_data_centers"] == ["EU-NL-1", "EUR-IS-1", "US-WA-2"]
+    assert sum(o.available is True for o in rows.values()) == 14
+    assert sum(o.available is False for o in rows.values()) == 1
+
+
+def test_nextdata_2023_rows_carry_stock_where_it_decides():
+    rows = index(parse(NEXT_2023.read_bytes(), meta(PAGE_2023, "2023-09-29T07:08:08+00:00")))
+    # lowestPrice null: no A100 SXM 80GB could be rented at all (secure 2.19 kept, sold out).
+    sxm = rows[("NVIDIA A100-SXM4-80GB/secure", "on_demand", None)]
+    assert (sxm.available, sxm.price_per_hour) == (False, 2.19)
+    assert rows[("NVIDIA GeForce RTX 3090 Ti/community", "community", None)].available is False
+    # L40 is secure-only: its "Low" is the secure cloud's.
+    assert rows[("NVIDIA L40/secure", "on_demand", None)].available is True
+    # H100 SXM: stock "Low" somewhere, the cheapest machine at the community price 4.09; no
+    # probe tells whether the secure cloud had one: unknown, not guessed.
+    assert rows[("NVIDIA H100 80GB HBM3/community", "community", None)].available is True
+    secure = rows[("NVIDIA H100 80GB HBM3/secure", "on_demand", None)]
+    assert secure.available is None and "stock_rule" not in secure.extra
+    # Savings-plan rows name no cloud: unknown.
+    assert rows[("NVIDIA L40/savings-plan", "committed", 1)].available is None
+
+
+def test_api_capture_without_stock_probes_leaves_stock_unknown():
+    offers = parse(API.read_bytes(), meta(API_URL, method="POST"))
+    assert {o.available for o in offers} == {None}
+
+
+def test_query_asks_for_the_stock_probes():
+    query = runpod_source.GPU_TYPES_QUERY
+    assert "lp1s: lowestPrice(input: {gpuCount: 1, secureCloud: true})" in query
+    assert "lp8: lowestPrice(input: {gpuCount: 8})" in query
+    assert "gpuAvailability" in query

@@ -209,6 +209,9 @@ def _print_trace(r: dict[str, Any]) -> None:
 
 
 CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
+# Priced, but never recommended: listed apart with the reason (sold_out: available false).
+APART = ("stale", "not_firm", "sold_out",
+         *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
 
 
 def _age(r: RankRow) -> str:
@@ -268,16 +271,15 @@ def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> 
         console.print(f"  committed: {noted.choice_note}", highlight=False)
     apart = [r for r in rows if r.verdict in APART][:top]
     if apart:
-        console.print(_rank_table(f"{name}: not recommended (stale, not a firm price, not a "
-                                  "cluster or misses the deadline)", apart, currency))
+        console.print(_rank_table(f"{name}: not recommended (stale, not a firm price, sold "
+                                  "out at snapshot, not a cluster or misses the deadline)",
+                                  apart, currency))
     rest = [r for r in rows if r.verdict not in ("ok", *APART, "outside_region")]
     if rest and len(ok) < top:
         console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
                                   rest, currency))
 
 
-# Priced, but never recommended: listed apart with the reason.
-APART = ("stale", "not_firm", *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
 
 
 def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False

@@ -22,6 +22,16 @@ even if a price is present (2023 "A100 SXM 80GB": ``communityCloud: false`` with
 ``communityPrice: 1.69``); the savings-plan (month) prices are not gated by those flags, since
 the flags describe the two on-demand clouds.
 
+Page rows take the API's GPU id as their SKU (gpu_ids.py: the page prints the API's
+`displayName`), so the page's and the API's price of one GPU in one cloud are one offer.
+
+Stock (``available``, and the words in ``extra``), where the record carries Runpod's stock
+probes: ``lowestPrice(input: {gpuCount: 1})`` (any cloud), the aliased ``lp1s`` (secure cloud,
+1 GPU) and ``lp8`` (8 GPUs), each with ``stockStatus`` High / Medium / Low, or null when no
+machine of the type can be rented at that size (see stock_rule()).
+``dataCenters[].gpuAvailability`` names the data centres that have the type; the in-stock
+ones go to ``extra.stock_data_centers``.
+
 Every price is USD per GPU-hour for one GPU (gpu_count 1), or per MIG slice-hour for a
 "<GPU> MIG 1g.24gb" wording (gpu_count = the slice's share of the GPU, e.g. 0.25). A price
 of exactly 0.5 is kept but flagged ``extra["suspect_placeholder"]``: Runpod returns 0.5 where
@@ -39,6 +49,7 @@ from lxml import html as lxml_html
 
 from gpuprices.spiders.parsers import ParseError
 from gpuprices.spiders.parsers._util import decode_html, load_json, parse_price, skip_unpriced
+from gpuprices.spiders.providers.runpod.gpu_ids import api_gpu_id
 from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 from gpuprices.warehouse.gpus import canonical_gpu, gpu_models
 
@@ -102,7 +113,71 @@ def _parse_api(doc: Any, meta: CaptureMeta) -> list[Offer]:
     records = (doc.get("data") or {}).get("gpuTypes")
     if not isinstance(records, list):
         raise ParseError(PROVIDER, meta.url, "no data.gpuTypes list in the JSON")
-    return _records_to_offers(records, meta, source="api", layout="api")
+    centres = (doc.get("data") or {}).get("dataCenters")
+    return _records_to_offers(records, meta, source="api", layout="api",
+                              stock_centres=_stock_centres(centres))
+
+
+def _stock_centres(centres: Any) -> dict[str, list[str]]:
+    """GPU id -> the data centres whose `gpuAvailability` says `available: true` for it."""
+    out: dict[str, list[str]] = {}
+    for dc in centres if isinstance(centres, list) else []:
+        if not isinstance(dc, dict):
+            continue
+        for item in dc.get("gpuAvailability") or []:
+            if isinstance(item, dict) and item.get("available") is True and item.get("gpuTypeId"):
+                out.setdefault(str(item["gpuTypeId"]), []).append(str(dc.get("id")))
+    return out
+
+
+def _probe(rec: dict[str, Any], key: str) -> tuple[bool, str | None]:
+    """(the record has this stock probe, its stockStatus)."""
+    value = rec.get(key)
+    if not isinstance(value, dict) or "stockStatus" not in value:
+        return False, None
+    status = value.get("stockStatus")
+    return True, (str(status) if status else None)
+
+
+def stock_rule(rec: dict[str, Any], cloud: str) -> tuple[bool | None, str | None]:
+    """(available, the rule that decided) for one cloud ("secure", "community", "any") of one
+    GpuType record; (None, None) where the record does not tell.
+
+    - ``lowestPrice`` (any cloud, 1 GPU) null: no machine of the type can be rented at all:
+      every row is sold out at the snapshot (the 2026-08-25 capture: MI300X).
+    - secure: ``lp1s`` when asked; else, when the type has no community cloud, ``lowestPrice``.
+    - community: ``lowestPrice`` when the type has no secure cloud; in stock when ``lp1s`` is
+      null while ``lowestPrice`` is not (the stock is not in the secure cloud), or when
+      ``lowestPrice.uninterruptablePrice`` (the cheapest uninterrupted machine that can be
+      rented now) is the community price and below the secure one.
+    - any (the minimum-bid spot row): ``lowestPrice``.
+    Savings-plan rows are left unknown: no probe names their cloud."""
+    has_any, any_status = _probe(rec, "lowestPrice")
+    if not has_any:
+        return None, None
+    if any_status is None:
+        return False, "lowestPrice.stockStatus null"
+    has_secure, secure_status = _probe(rec, "lp1s")
+    if cloud == "any":
+        return True, "lowestPrice.stockStatus"
+    if cloud == "secure":
+        if has_secure:
+            return secure_status is not None, "lp1s.stockStatus"
+        if rec.get("communityCloud") is False:
+            return True, "lowestPrice.stockStatus (secure cloud only)"
+        return None, None
+    if cloud == "community":
+        if rec.get("secureCloud") is False:
+            return True, "lowestPrice.stockStatus (community cloud only)"
+        if has_secure and secure_status is None:
+            return True, "lowestPrice in stock, lp1s (secure) null"
+        cheapest = parse_price((rec.get("lowestPrice") or {}).get("uninterruptablePrice"))
+        community = parse_price(rec.get("communityPrice"))
+        secure = parse_price(rec.get("securePrice"))
+        cheaper = secure is None or (cheapest is not None and secure > cheapest)
+        if cheapest is not None and cheapest == community and cheaper:
+            return True, "lowestPrice.uninterruptablePrice = communityPrice"
+    return None, None
 
 
 # A MIG slice is named by its parent GPU and NVIDIA's profile, "<GPU> MIG 1g.24gb": g = compute
@@ -131,7 +206,8 @@ def _mig_slice(gpu_id: str) -> tuple[str, float, dict[str, Any]] | None:
 
 
 def _records_to_offers(
-    records: list[Any], meta: CaptureMeta, *, source: str, layout: str
+    records: list[Any], meta: CaptureMeta, *, source: str, layout: str,
+    stock_centres: dict[str, list[str]] | None = None,
 ) -> list[Offer]:
     offers: list[Offer] = []
     for rec in records:
@@ -158,6 +234,12 @@ def _records_to_offers(
         }
         if lowest.get("stockStatus"):
             base_extra["stock_status"] = lowest["stockStatus"]
+        for probe, key in (("lp1s", "stock_status_secure"), ("lp8", "stock_status_8gpu")):
+            has, status = _probe(rec, probe)
+            if has:
+                base_extra[key] = status
+        if stock_centres is not None and gpu_id in stock_centres:
+            base_extra["stock_data_centers"] = stock_centres[gpu_id]
         spot_prices: dict[float, list[Offer]] = {}
         cloud_rows: dict[str, Offer] = {}
         for field, flag, model_kind, months, cloud in _RECORD_FIELDS:
@@ -177,6 +259,8 @@ def _records_to_offers(
             extra = {**base_extra, "price_field": field, "cloud": cloud}
             offer = _offer(meta, f"{gpu_id}/{cloud}", model, memory, price, model_kind, months,
                            extra, gpu_count=count)
+            if months is None:
+                _set_stock(offer, rec, cloud)
             offers.append(offer)
             if model_kind == "spot":
                 spot_prices.setdefault(price, []).append(offer)
@@ -196,9 +280,18 @@ def _records_to_offers(
             elif rec.get("secureCloud") is not False or rec.get("communityCloud") is not False:
                 extra = {**base_extra, "price_field": "lowestPrice.minimumBidPrice",
                          "cloud": "any"}
-                offers.append(_offer(meta, f"{gpu_id}/any", model, memory, bid, "spot", None,
-                                     extra, gpu_count=count))
+                any_offer = _offer(meta, f"{gpu_id}/any", model, memory, bid, "spot", None,
+                                   extra, gpu_count=count)
+                _set_stock(any_offer, rec, "any")
+                offers.append(any_offer)
     return offers
+
+
+def _set_stock(offer: Offer, rec: dict[str, Any], cloud: str) -> None:
+    available, rule = stock_rule(rec, cloud)
+    if rule is not None:
+        offer.available = available
+        offer.extra["stock_rule"] = rule
 
 
 def _offer(
@@ -324,7 +417,8 @@ def _parse_attributes(price_divs: list[Any], meta: CaptureMeta) -> list[Offer]:
                 continue
             extra = {"source": "page", "layout": "attributes", "gpu_wording": name,
                      "price_field": attr, "cloud": cloud}
-            offers.append(_offer(meta, f"{name}/{cloud}", model, memory, price, kind, None,
+            offers.append(_offer(meta, _page_sku(name, cloud, extra), model, memory, price, kind,
+                                 None,
                                  extra, vcpus=tag_values.get("vcpus"),
                                  ram_gb=tag_values.get("gb ram")))
     return offers
@@ -381,6 +475,17 @@ def _parse_jsonld(scripts: list[str], meta: CaptureMeta) -> list[Offer]:
             if memory:
                 # Not on this page: taken from JSONLD_MEMORY_GB (the API's displayName).
                 extra["memory_from"] = "api displayName table"
-            offers.append(_offer(meta, f"{name}/{cloud}", model, memory, price, kind, None,
-                                 extra))
+            offers.append(_offer(meta, _page_sku(name, cloud, extra), model, memory, price, kind,
+                                 None, extra))
     return offers
+
+
+def _page_sku(name: str, cloud: str, extra: dict[str, Any]) -> str:
+    """"<API GPU id>/<cloud>", as the API's rows are named; the page's own name where it maps
+    to no id (noted in extra, never guessed)."""
+    gpu_id = api_gpu_id(name)
+    if gpu_id is None:
+        extra["gpu_id_unmapped"] = True
+        return f"{name}/{cloud}"
+    extra["gpu_id"] = gpu_id
+    return f"{gpu_id}/{cloud}"

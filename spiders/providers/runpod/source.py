@@ -16,7 +16,10 @@ GRAPHQL_URL = "https://api.runpod.io/graphql"
 PRICING_URL = "https://www.runpod.io/pricing"
 
 # Field names as in Runpod's GraphQL schema (GpuType, LowestPrice); lowestPrice without a
-# dataCenterId is the global minimum for one GPU.
+# dataCenterId is the global minimum for one GPU. The stock probes are those of the keyless
+# ~2026-08-25 recording (tests/fixtures/raw/runpod/cgi_runpod_gputypes.json): `lp1s` = the
+# secure cloud at 1 GPU, `lp8` = 8 GPUs, and `dataCenters { gpuAvailability }` per data centre
+# (LowestPriceInput's `secureCloud`, `gpuCount`: Runpod's GraphQL schema).
 GPU_TYPES_QUERY = """
 query GpuTypes {
   gpuTypes {
@@ -35,6 +38,20 @@ query GpuTypes {
     lowestPrice(input: {gpuCount: 1}) {
       minimumBidPrice
       uninterruptablePrice
+      stockStatus
+    }
+    lp1s: lowestPrice(input: {gpuCount: 1, secureCloud: true}) {
+      stockStatus
+    }
+    lp8: lowestPrice(input: {gpuCount: 8}) {
+      stockStatus
+    }
+  }
+  dataCenters {
+    id
+    gpuAvailability {
+      gpuTypeId
+      available
       stockStatus
     }
   }
