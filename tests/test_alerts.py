@@ -82,7 +82,10 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     text = summary.read_text()
     for part in ("## Providers", "| runpod | 2026-09-30 | ok |", "## Failures",
                  "## Quarantined rows", "## Unmapped GPU names", "## Largest price moves",
-                 "Webhook: 3 alerts posted."):  # the failure, B200 +30 %, H100 PCIe +20.9 %
+                 # the failure and six moves of 20 % or more: B200 +30 %, H100 PCIe +20.9 %, and
+                 # four H100 prices of the 2023 page against the 2025 page, one offer each
+                 # since the page's names map to the API's GPU ids
+                 "Webhook: 7 alerts posted."):
         assert part in text, part
     # The failed night: stale, still serving its last good snapshot, with its age.
     assert "| runpod | 2026-11-01 | stale (failed; serving 2026-09-30, 32 days old) |" in text
@@ -100,7 +103,8 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
 
 
 def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, hook):
-    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "50", "no_proxy": "127.0.0.1",
+    # 60: above the largest move of the archive (H100 PCIe community -50.1 %, 2023 -> 2025)
+    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "60", "no_proxy": "127.0.0.1",
            "NO_PROXY": "127.0.0.1"}
     gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive), env=env)
     ((_, _, payload),) = Hook.posts
