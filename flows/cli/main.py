@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +13,6 @@ import duckdb
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from gpuprices.flows import loading
 from gpuprices.flows.cli import (
@@ -27,6 +26,7 @@ from gpuprices.flows.cli import (
     quarantine,
     report,
     sizing,
+    sql_output,
     worker,
 )
 from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
@@ -36,10 +36,10 @@ from gpuprices.flows.ops import publishing, run_journal
 from gpuprices.flows.ops.lock import run_lock
 from gpuprices.flows.ops.status import run_day, status_table
 from gpuprices.flows.ops.warehouse_state import (
-    REPLAY_HINT,
     age_limit,
     interrupted_runs,
     last_good_on,
+    replay_hint,
     warehouse_problem,
 )
 from gpuprices.flows.pipeline import live, load_steps, progress, provider_classes
@@ -200,7 +200,8 @@ def load(
     for _, problem in refused:
         err.print(f"REFUSED {problem}", highlight=False, markup=False)
     if not counts and not refused and not date and not provider:
-        err.print(f"the lake at {settings.lake_root} holds no partitions: {REPLAY_HINT}",
+        err.print(f"the lake at {settings.lake_root} holds no partitions: "
+                  f"{replay_hint(settings.data_dir)}",
                   highlight=False, markup=False)
     raise typer.Exit(1 if refused else 0)
 
@@ -250,9 +251,17 @@ def sql(
                                            "(read-only; no file, network or extension access).")],
     data_dir: DataDir = None,
     limit: Annotated[int, typer.Option(help="Rows to print at most.")] = 200,
+    fmt: Annotated[str, typer.Option(
+        "--format", "-f", help="table (every column at full width; one block per row when "
+                               "wider than the terminal), csv, json or markdown")] = "table",
 ) -> None:
-    """Run one query against the warehouse and print the result as a table. It can read the
-    warehouse and nothing else: no writes, no files (COPY, read_csv), no INSTALL, no SET."""
+    """Run one query against the warehouse and print the result as a table, CSV, JSON or a
+    Markdown table. It can read the warehouse and nothing else: no writes, no files (COPY,
+    read_csv), no INSTALL, no SET."""
+    if fmt not in sql_output.FORMATS:
+        err.print(f"--format must be one of {', '.join(sql_output.FORMATS)}, got {fmt!r}",
+                  highlight=False, markup=False)
+        raise typer.Exit(2)
     settings = settings_from(data_dir)
     if not settings.db_path.exists():
         err.print(warehouse_problem(settings.db_path), highlight=False, markup=False)
@@ -283,17 +292,14 @@ def sql(
         if rows is None:
             raise typer.Exit(2)
     # Headers and cells are data, shown as they are: never rich markup, emoji codes or
-    # highlighting ('[red]hi[/red]' and 'a:x:b' print as written).
-    t = Table(show_lines=False)
-    for n in names:
-        t.add_column(Text(n), no_wrap=True)
-    for row in rows[:limit]:
-        t.add_row(*(Text("" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v))
-                    for v in row))
-    # One line per row even in a log file: a wrapped price table is unreadable.
-    Console(width=None if os.isatty(1) else 400).print(t)
-    if len(rows) > limit:
-        console.print(f"(first {limit} rows shown; use --limit)")
+    # highlighting ('[red]hi[/red]' and 'a:x:b' print as written). One line per row even in a
+    # log file: a wrapped price table is unreadable. The width a terminal (or $COLUMNS) has
+    # decides only between the table and one block per row.
+    width = (shutil.get_terminal_size().columns if os.isatty(1) or "COLUMNS" in os.environ
+             else None)
+    typer.echo(sql_output.render(names, (rows or [])[:limit], fmt, width))
+    if rows and len(rows) > limit:
+        err.print(f"(first {limit} rows shown; use --limit)", highlight=False, markup=False)
 
 
 # Commands defined beside the code they drive: the archive (import, backfill), operations

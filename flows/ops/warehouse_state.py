@@ -16,12 +16,19 @@ from gpuprices.warehouse import db
 REPLAY_HINT = "run `gpuprices nightly --replay all` (it loads the bundled snapshots, offline)"
 
 
+def replay_hint(data_dir: Path) -> str:
+    """REPLAY_HINT for this data folder: the command names `--data-dir`, so that it fills the
+    warehouse the user asked about, not the default one."""
+    return (f"run `gpuprices nightly --replay all --data-dir {data_dir}` (it loads the bundled "
+            "snapshots, offline)")
+
+
 def warehouse_problem(db_path: Path) -> str | None:
     """Why the warehouse at `db_path` cannot answer a question about prices (missing, or
     holding no offers), with the command that fixes it; None when it holds offers or when it
     cannot be opened right now (the caller's own open then says why)."""
     if not db_path.exists():
-        return f"no warehouse at {db_path}: {REPLAY_HINT}"
+        return f"no warehouse at {db_path}: {replay_hint(db_path.parent)}"
     try:
         con = db.connect(db_path, read_only=True)
     except duckdb.Error:
@@ -32,7 +39,8 @@ def warehouse_problem(db_path: Path) -> str | None:
         empty = True
     finally:
         con.close()
-    return f"the warehouse at {db_path} holds no offers: {REPLAY_HINT}" if empty else None
+    return (f"the warehouse at {db_path} holds no offers: {replay_hint(db_path.parent)}"
+            if empty else None)
 
 
 def age_limit(db_path: Path) -> int | None:
