@@ -18,13 +18,17 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing gpuprices and its dependencies into $(VENV)"
-	@if $(BIN)/python -m pip install -q uv && \
-		$(BIN)/uv pip install --python $(BIN)/python --compile-bytecode -e '.[dev]'; then \
+	@mkdir -p $(VENV)/tmp
+	@# TMPDIR inside the venv: the installers' lock and build files never land in /tmp.
+	@if TMPDIR=$(CURDIR)/$(VENV)/tmp $(BIN)/python -m pip install -q uv && \
+		TMPDIR=$(CURDIR)/$(VENV)/tmp $(BIN)/uv pip install --python $(BIN)/python \
+		--compile-bytecode -e '.[dev]'; then \
 		echo "installed with uv"; \
 	else \
 		echo "uv unavailable: installing with pip (a few minutes; each package is listed)"; \
-		$(BIN)/python -m pip install -q --upgrade pip && \
-		$(BIN)/python -m pip install --progress-bar off -e '.[dev]'; \
+		TMPDIR=$(CURDIR)/$(VENV)/tmp $(BIN)/python -m pip install -q --upgrade pip && \
+		TMPDIR=$(CURDIR)/$(VENV)/tmp $(BIN)/python -m pip install --progress-bar off \
+		-e '.[dev]'; \
 	fi
 	@touch $@
 
