@@ -47,8 +47,8 @@ def _warehouse() -> Path:
 
 
 def _offers(data: Path) -> int:
-    r = _gp("sql", "SELECT count(*) AS n FROM offers", "--data-dir", data)
-    return int(r.stdout.split("│")[-2]) if r.returncode == 0 else -1
+    r = _gp("sql", "SELECT count(*) AS n FROM offers", "--format", "csv", "--data-dir", data)
+    return int(r.stdout.split()[-1]) if r.returncode == 0 else -1
 
 
 def _sql_refused(query: str, leak: str | None = None):
