@@ -23,11 +23,12 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gpuprices.sizing.toml_tables import read_tables
 
 ENV_VAR = "GPUPRICES_DISCOUNTS"
 PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
@@ -121,15 +122,7 @@ def _entry(i: int, d: Any, where: str, known_providers: set[str] | None,
 def load(path: str | Path, known_providers: set[str] | None = None,
          known_gpus: set[str] | None = None) -> list[Discount]:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise DiscountError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise DiscountError(f"{path}: not valid TOML ({exc})") from None
-    tables = data.get("discount")
-    if not isinstance(tables, list) or not tables:
-        raise DiscountError(f"{path}: no [[discount]] tables")
+    tables = read_tables(path, "discount", DiscountError)
     return [_entry(i, d, str(path), known_providers, known_gpus) for i, d in enumerate(tables)]
 
 

@@ -9,13 +9,13 @@ inference sizing/architecture.py; the names callers use are imported here as wel
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 from gpuprices.sizing import constraint_fields
 from gpuprices.sizing.architecture import infer_architecture, lookup_model
+from gpuprices.sizing.toml_tables import read_tables
 from gpuprices.sizing.workload_fields import (
     ARCH_FIELDS,
     FRAMEWORKS,
@@ -180,15 +180,7 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
 
 def load_workloads(path: str | Path, known_gpus: set[str] | None = None) -> list[Workload]:
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise WorkloadError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise WorkloadError(f"{path}: not valid TOML ({exc})") from None
-    tables = data.get("workload")
-    if not isinstance(tables, list) or not tables:
-        raise WorkloadError(f"{path}: no [[workload]] tables")
+    tables = read_tables(path, "workload", WorkloadError)
     workloads = [workload_from_dict(t, known_gpus) for t in tables]
     names = [w.name for w in workloads]
     dupes = {n for n in names if names.count(n) > 1}
