@@ -42,6 +42,12 @@ class FrameworkProfile:
     # its saved tensors are counted from that code (sizing/hf_activations.py) instead of the
     # generic per-block count fitted to LitGPT's modules.
     hf_lora_modules: bool = False
+    # Under tensor parallelism the output layer's logits stay split over the tp ranks and the
+    # loss is computed on the shards (each rank holds tokens x vocab / tp logits); otherwise the
+    # logits are gathered and every rank holds all of them. Off unless the framework does it
+    # (torchtune's TP plan gathers them: torchtune/models/llama3/_parallelism.py
+    # `"output": ColwiseParallel(..., output_layouts=Replicate())`).
+    vocab_parallel_loss: bool = False
 
 
 PROFILES: dict[str, FrameworkProfile] = {
@@ -135,6 +141,42 @@ PROFILES: dict[str, FrameworkProfile] = {
         # save the layer input once (ctx.save_for_backward), not through bnb MatMul4Bit.
         # (Unsloth patches these fast paths in only with lora_dropout = 0.)
         own_lora_kernels=True,
+    ),
+    "megatron": FrameworkProfile(
+        name="megatron",
+        # Megatron-Core GPTModel computes the loss on `output.float()` (unless
+        # --fp16-lm-cross-entropy) with tensor_parallel.vocab_parallel_cross_entropy, which
+        # saves the fp32 softmax (exp_logits) and turns it into the gradient in place in
+        # backward; the bf16 cast of that gradient feeds the output layer's backward: 4 + 2 B
+        # (megatron/core/tensor_parallel/cross_entropy.py, _VocabParallelCrossEntropy).
+        logits_bytes=6.0,
+        logits_note="fp32 softmax saved, gradient in place + its bf16 cast (Megatron "
+                    "vocab_parallel_cross_entropy)",
+        adapter_bytes=None,
+        adapter_note="adapters in the model dtype",
+        quantize_lm_head=False,
+        fsdp_full_weight_copy=False,
+        fsdp_note="distributed optimizer / Megatron-FSDP: 1/n of the states + gathered units",
+        # the output layer is a ColumnParallelLinear with gather_output=False: its logits stay
+        # split over tp (Narayanan et al. 2021 sec. 2.3; megatron/core/models/gpt/gpt_model.py)
+        vocab_parallel_loss=True,
+    ),
+    "torchtitan": FrameworkProfile(
+        name="torchtitan",
+        # torchtitan/components/loss.py cross_entropy_loss: F.cross_entropy(pred.float(), ...):
+        # the same fp32 upcast as transformers' (fp32 log-softmax + two fp32 grads).
+        logits_bytes=12.0,
+        logits_note="fp32 log-softmax + two fp32 grads (torchtitan cross_entropy_loss upcasts "
+                    "pred.float())",
+        adapter_bytes=None,
+        adapter_note="adapters in the model dtype",
+        quantize_lm_head=False,
+        fsdp_full_weight_copy=False,
+        fsdp_note="FSDP2 fully_shard: 1/n of weights + two gathered layer units",
+        # parallelism.disable_loss_parallel defaults to False: with TP the output layer keeps
+        # Shard(-1) logits and the loss runs under loss_parallel() (torchtitan
+        # train.py: loss_parallel_enabled = tp_enabled and not disable_loss_parallel)
+        vocab_parallel_loss=True,
     ),
 }
 

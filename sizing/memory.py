@@ -39,6 +39,8 @@ class MemoryEstimate:
     # The estimator's measured error (sizing/fit.py) unless the workload sets its own margin.
     margin: float = 0.0
     margin_measured: bool = True
+    # A term's name in `size`'s table when it says more than its key (the logits' split).
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def per_gpu_gb(self) -> float:
@@ -351,12 +353,14 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     shard = _sharding(w, prof, n, weights, notes, lay)
     acts = _activations_bytes(w, prof, sharded, notes, parallel.layers_held(w, lay)) \
         / parallel.activation_split(lay)
-    logits = _logits_bytes(w, prof, notes) / lay.cp
+    split, split_words = parallel.logits_split(w, lay)
+    logits = _logits_bytes(w, prof, notes) / split
     if lay.is_parallel:
         notes.append(f"activations / {parallel.activation_split(lay)} (tp x cp: sequence "
                      f"parallelism, Korthikanti et al. 2022), {parallel.layers_held(w, lay)} "
-                     "layers held (1F1B in-flight micro-batches); logits / cp (not split by "
-                     "tp: no vocabulary-parallel loss assumed)")
+                     "layers held (1F1B in-flight micro-batches)")
+    if split_words:
+        notes.append(f"{split_words}: {logits / GB:.2f} GB per GPU")
     breakdown = {
         "weights": (weights * shard.weights + shard.gathered) / GB,
         "adapters": trained.adapters * shard.weights / GB,
@@ -372,6 +376,7 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         capacity_gb=capacity_gb,
         margin=fit.measured_margin().margin if w.margin is None else w.margin,
         margin_measured=w.margin is None,
+        labels={"logits": split_words} if split_words else {},
     )
 
 

@@ -49,6 +49,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuprices.sizing.frameworks import profile
+
 if TYPE_CHECKING:
     from gpuprices.sizing.workload import Workload
 
@@ -163,6 +165,31 @@ def layers_held(w: Workload, lay: Layout) -> int:
     """Layers' worth of one micro-batch's activations the heaviest GPU holds under 1F1B: its
     stage's layers x the micro-batches in flight (min(pp, m), m = grad_accum)."""
     return stage_layers(w, lay) * max(1, min(lay.pp, w.grad_accum))
+
+
+def vocab_parallel(w: Workload, lay: Layout) -> bool:
+    """Whether the loss runs on logits split over the tp ranks: tp > 1 and the workload's
+    `vocab_parallel_loss`, else its framework's default (Megatron-LM and torchtitan do it;
+    Narayanan et al. 2021 sec. 2.3: the output embedding's GEMM is parallelized and fused with
+    the cross-entropy loss so each rank only exchanges b x s scalars, not the logits)."""
+    if lay.tp <= 1:
+        return False
+    on = w.vocab_parallel_loss
+    return profile(w.framework).vocab_parallel_loss if on is None else on
+
+
+def logits_split(w: Workload, lay: Layout) -> tuple[int, str]:
+    """(what divides one GPU's logits, the breakdown's words for it): cp (each rank computes the
+    loss of its own tokens) x tp when the loss is vocabulary-parallel."""
+    if vocab_parallel(w, lay):
+        words = f"logits, vocabulary-parallel over TP {lay.tp}"
+        return lay.tp * lay.cp, words + (f" x CP {lay.cp}" if lay.cp > 1 else "")
+    if lay.tp > 1:
+        return lay.cp, (f"logits gathered on every TP rank ({w.framework} computes no "
+                        "vocabulary-parallel loss" + (", vocab_parallel_loss = false"
+                                                      if w.vocab_parallel_loss is False else "")
+                        + ")" + (f"; / CP {lay.cp}" if lay.cp > 1 else ""))
+    return lay.cp, f"logits / CP {lay.cp}" if lay.cp > 1 else ""
 
 
 def fp8_weight_cache_bytes(w: Workload) -> float:

@@ -14,7 +14,9 @@ METHODS = ("qlora", "lora", "full", "full_8bit")
 # fp8: Transformer Engine-style fp8 matmuls, higher-precision master weights (sizing/parallel.py);
 # needs a card with fp8 tensor cores (sizing/compat.py's fp8 rule).
 PRECISIONS = ("bf16-true", "bf16-mixed", "fp16-mixed", "fp32", "fp8")
-FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
+# megatron (Megatron-LM / Megatron-Core) and torchtitan: the pre-training frameworks whose tensor
+# parallelism computes the loss vocabulary-parallel (sizing/frameworks.py).
+FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth", "megatron", "torchtitan")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
 SHARDINGS = ("none", "zero2", "zero3", "fsdp")
@@ -99,6 +101,10 @@ class Workload:
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
     context_parallel: int = 1
+    # The loss on logits split over the tp ranks (Megatron vocab_parallel_cross_entropy,
+    # torchtitan loss_parallel); None: the framework's default (sizing/frameworks.py), which
+    # applies only when tensor_parallel > 1.
+    vocab_parallel_loss: bool | None = None
     gpu: str | None = None
     gpus: int | None = None
     # The most GPUs `rank` may scale the job out to (default: `gpus`, so a job of `gpus = 1`

@@ -94,6 +94,8 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "fits": mem.verdict != "no",
         "headroom_gb": round(mem.headroom_gb, 2),
         "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
+        # the breakdown's terms in words where the key alone hides how they are split
+        "breakdown_labels": dict(mem.labels),
         "tokens_per_s": round(tp.tokens_per_s, 1),
         "hours": _finite(round(tp.hours, 3)),
         "hfu": tp.hfu,
@@ -149,7 +151,7 @@ def size(
         t.add_column("term")
         t.add_column("GB per GPU", justify="right")
         for k, v in r["breakdown"].items():
-            t.add_row(k, f"{v:.2f}")
+            t.add_row(r["breakdown_labels"].get(k, k), f"{v:.2f}")
         t.add_row("total", f"{r['per_gpu_gb']:.2f}")
         t.add_row(f"+ {r['margin']:.1%} margin ({r['margin_source']})",
                   f"{r['required_gb']:.2f}")
