@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gpuprices.sizing import fit, hf_activations, parallel, switches
+from gpuprices.sizing import fit, hf_activations, parallel, pipeline, switches
 from gpuprices.sizing.frameworks import FrameworkProfile, profile
 from gpuprices.sizing.workload import Workload
 
@@ -313,8 +313,10 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     if mask:
         notes.append(f"packing without FlashAttention: block-causal mask {mask / GB:.2f} GB")
     if w.grad_checkpointing:
-        # A pipeline stage holds only its own layers' inputs (`layers`).
-        on_gpu = min(layers, switches.layer_inputs_on_gpu(w, sw))
+        # A pipeline stage holds its own layers' inputs for every micro-batch in flight
+        # (`layers`, sizing/pipeline.py: more than the model's layer count under interleaving).
+        on_gpu = min(layers, switches.layer_inputs_on_gpu(w, sw)) if sw.activation_offload \
+            else layers
         kept = on_gpu * tokens * a.hidden_size * resid_bytes
         where = f"offloaded to CPU ({on_gpu} on the GPU)" if sw.activation_offload else "kept"
         notes.append(f"activations: checkpointed layer inputs {where}"
@@ -358,7 +360,7 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     if lay.is_parallel:
         notes.append(f"activations / {parallel.activation_split(lay)} (tp x cp: sequence "
                      f"parallelism, Korthikanti et al. 2022), {parallel.layers_held(w, lay)} "
-                     "layers held (1F1B in-flight micro-batches)")
+                     f"layers held ({pipeline.describe(w, lay.pp)} in-flight micro-batches)")
     if split_words:
         notes.append(f"{split_words}: {logits / GB:.2f} GB per GPU")
     breakdown = {

@@ -49,6 +49,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpuprices.sizing import pipeline
 from gpuprices.sizing.frameworks import profile
 
 if TYPE_CHECKING:
@@ -162,9 +163,9 @@ def activation_split(lay: Layout) -> int:
 
 
 def layers_held(w: Workload, lay: Layout) -> int:
-    """Layers' worth of one micro-batch's activations the heaviest GPU holds under 1F1B: its
-    stage's layers x the micro-batches in flight (min(pp, m), m = grad_accum)."""
-    return stage_layers(w, lay) * max(1, min(lay.pp, w.grad_accum))
+    """Layers' worth of one micro-batch's activations the heaviest GPU holds: its micro-batches
+    (model chunks) in flight under the workload's pipeline schedule (sizing/pipeline.py)."""
+    return pipeline.layers_held(w, lay.pp)
 
 
 def vocab_parallel(w: Workload, lay: Layout) -> bool:
@@ -208,11 +209,10 @@ def fp8_activation_saving(w: Workload) -> float:
     return (a.hidden_size + a.q_dim + a.hidden_size + a.intermediate_size) * 1.0
 
 
-def pipeline_bubble(pp: int, micro_batches: int) -> float:
-    """Share of a 1F1B step the pipeline stands idle: (pp - 1) / (m + pp - 1)."""
-    if pp <= 1:
-        return 0.0
-    return (pp - 1) / (micro_batches + pp - 1)
+def pipeline_bubble(pp: int, micro_batches: int, v: int = 1) -> float:
+    """Share of a step the pipeline stands idle: (pp - 1) / (m v + pp - 1) (sizing/pipeline.py;
+    v = 1 is 1F1B)."""
+    return pipeline.bubble_fraction(pp, micro_batches, v)
 
 
 def tp_bytes_per_step(w: Workload, lay: Layout) -> float:
@@ -253,11 +253,12 @@ def step_time(w: Workload, lay: Layout, t_comp: float, t_overlapped: float,
     notes = []
     t_cp = cp_bytes_per_step(w, lay) / (other_gbs * 1e9) if lay.cp > 1 else 0.0
     busy = max(t_comp, t_overlapped + t_cp)
-    bubble = pipeline_bubble(lay.pp, w.grad_accum)
+    bubble = pipeline_bubble(lay.pp, w.grad_accum, pipeline.virtual_stages(w))
     t_tp = tp_bytes_per_step(w, lay) / (tp_gbs * 1e9) if lay.tp > 1 else 0.0
     step = busy / (1 - bubble) + t_tp
     if lay.pp > 1:
-        notes.append(f"pipeline bubble (pp {lay.pp}, {w.grad_accum} micro-batches): "
+        notes.append(f"pipeline bubble (pp {lay.pp}, {w.grad_accum} micro-batches, "
+                     f"{pipeline.describe(w, lay.pp)}): "
                      f"{bubble:.0%} of the step idle")
     if lay.tp > 1:
         notes.append(f"tensor-parallel collectives over {tp_link} ({tp_gbs:g} GB/s): "

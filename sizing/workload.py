@@ -23,6 +23,7 @@ from gpuprices.sizing.workload_fields import (
     LOSSES,
     METHODS,
     OPTIMIZERS,
+    PIPELINE_SCHEDULES,
     PRECISIONS,
     SHARDINGS,
     VENDORS,
@@ -43,7 +44,7 @@ _SCALAR_FIELDS = {f.name: f for f in fields(Workload)
 _CHOICES = {
     "method": METHODS, "precision": PRECISIONS, "framework": FRAMEWORKS,
     "optimizer": OPTIMIZERS, "lora_targets": LORA_TARGETS, "sharding": SHARDINGS,
-    "loss": LOSSES,
+    "loss": LOSSES, "pipeline_schedule": PIPELINE_SCHEDULES,
 }
 # Switch fields whose default is None but whose type is fixed (sizing/switches.py).
 _SWITCH_BOOLS = ("activation_offload", "optimizer_in_backward", "paged_optimizer", "packing",
@@ -51,7 +52,7 @@ _SWITCH_BOOLS = ("activation_offload", "optimizer_in_backward", "paged_optimizer
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "checkpoint_every_tokens", "gpus", "max_gpus",
              "tensor_parallel", "pipeline_parallel", "context_parallel",
-             "loss_chunks", "mean_sample_tokens")
+             "loss_chunks", "mean_sample_tokens", "virtual_stages")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
                                                    "tie_embeddings", "vendors",
                                                    *constraint_fields.CONSTRAINT_FIELDS}
@@ -93,9 +94,28 @@ def _check_parallel(name: str, kw: dict[str, Any], arch: Architecture) -> None:
         raise WorkloadError(f"{name}: context_parallel = {cp} needs seq_len ({seq}) divisible "
                             f"by 2 x context_parallel = {2 * cp} (Megatron-Core context "
                             "parallelism splits the sequence into 2 x cp chunks)")
+    _check_schedule(name, kw, arch, pp)
     if kw.get("precision") == "fp8" and kw.get("method") == "qlora":
         raise WorkloadError(f"{name}: precision = \"fp8\" with method = \"qlora\": QLoRA's "
                             "base weights are NF4, not fp8")
+
+
+def _check_schedule(name: str, kw: dict[str, Any], arch: Architecture, pp: int) -> None:
+    """An interleaved schedule needs a pipeline and 2+ model chunks per rank, each of at least
+    one layer (Megatron-LM `arguments.py`: --num-layers-per-virtual-pipeline-stage needs
+    pipeline parallelism > 1 and divides the stage's layers); virtual stages need it."""
+    v = kw.get("virtual_stages", 1)
+    if kw.get("pipeline_schedule") == "interleaved":
+        if pp <= 1 or v < 2:
+            raise WorkloadError(f"{name}: pipeline_schedule = \"interleaved\" needs "
+                                "pipeline_parallel > 1 and virtual_stages >= 2 (model chunks "
+                                f"per rank); got pipeline_parallel = {pp}, virtual_stages = {v}")
+        if pp * v > arch.num_layers:
+            raise WorkloadError(f"{name}: pipeline_parallel x virtual_stages = {pp * v} "
+                                f"exceeds the model's {arch.num_layers} layers")
+    elif v > 1:
+        raise WorkloadError(f"{name}: virtual_stages = {v} needs pipeline_schedule = "
+                            "\"interleaved\"")
 
 
 def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) -> Workload:

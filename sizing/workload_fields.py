@@ -21,6 +21,7 @@ OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
 SHARDINGS = ("none", "zero2", "zero3", "fsdp")
 LOSSES = ("full", "chunked", "fused")  # sizing/switches.py
+PIPELINE_SCHEDULES = ("1f1b", "interleaved")  # sizing/pipeline.py
 # The GPU vendors of warehouse/gpus.csv (its `vendor` column, lower-cased): what `vendors` may
 # name (tests/test_sizing_compat.py keeps the two in step).
 VENDORS = ("nvidia", "amd")
@@ -105,6 +106,11 @@ class Workload:
     # torchtitan loss_parallel); None: the framework's default (sizing/frameworks.py), which
     # applies only when tensor_parallel > 1.
     vocab_parallel_loss: bool | None = None
+    # Pipeline schedule (sizing/pipeline.py): "1f1b" or "interleaved" with `virtual_stages`
+    # model chunks per rank (Megatron --num-layers-per-virtual-pipeline-stage, torchtitan
+    # parallelism.pipeline_parallel_schedule = "Interleaved1F1B").
+    pipeline_schedule: str = "1f1b"
+    virtual_stages: int = 1
     gpu: str | None = None
     gpus: int | None = None
     # The most GPUs `rank` may scale the job out to (default: `gpus`, so a job of `gpus = 1`
