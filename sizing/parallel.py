@@ -253,11 +253,12 @@ def step_time(w: Workload, lay: Layout, t_comp: float, t_overlapped: float,
     notes = []
     t_cp = cp_bytes_per_step(w, lay) / (other_gbs * 1e9) if lay.cp > 1 else 0.0
     busy = max(t_comp, t_overlapped + t_cp)
-    bubble = pipeline_bubble(lay.pp, w.grad_accum, pipeline.virtual_stages(w))
+    m = pipeline.flush_micro_batches(w)
+    bubble = pipeline_bubble(lay.pp, m, pipeline.virtual_stages(w))
     t_tp = tp_bytes_per_step(w, lay) / (tp_gbs * 1e9) if lay.tp > 1 else 0.0
     step = busy / (1 - bubble) + t_tp
     if lay.pp > 1:
-        notes.append(f"pipeline bubble (pp {lay.pp}, {w.grad_accum} micro-batches, "
+        notes.append(f"pipeline bubble (pp {lay.pp}, {m} micro-batches per flush, "
                      f"{pipeline.describe(w, lay.pp)}): "
                      f"{bubble:.0%} of the step idle")
     if lay.tp > 1:

@@ -33,6 +33,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gpuprices.sizing.workload import Workload
 
+def flush_micro_batches(w: Workload) -> int:
+    """Micro-batches one pipeline schedule runs between flushes: `pipeline_micro_batches`, else
+    every micro-batch of the step (`grad_accum`). Megatron-LM runs all of a step's micro-batches
+    through one schedule (num_microbatches = global / (micro x dp)); torchtitan runs one schedule
+    per gradient-accumulation step over local_batch_size / pipeline_parallel_microbatch_size
+    micro-batches (torchtitan distributed/pipeline_parallel.py build_pipeline_schedule:
+    n_microbatches = batch_size // microbatch_size), each with its own warm-up and bubble."""
+    return max(1, w.pipeline_micro_batches or w.grad_accum)
+
+
 def virtual_stages(w: Workload) -> int:
     return w.virtual_stages if w.pipeline_schedule == "interleaved" else 1
 
@@ -45,7 +55,7 @@ def chunk_layers(w: Workload, pp: int) -> int:
 def chunks_in_flight(w: Workload, pp: int) -> int:
     """Model chunks (each of one micro-batch) whose activations the first rank holds at its
     peak: 1F1B min(p, m); interleaved min(v p + p - 1, m v)."""
-    m = max(1, w.grad_accum)
+    m = flush_micro_batches(w)
     if pp <= 1:
         return 1
     v = virtual_stages(w)

@@ -52,7 +52,8 @@ _SWITCH_BOOLS = ("activation_offload", "optimizer_in_backward", "paged_optimizer
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "checkpoint_every_tokens", "gpus", "max_gpus",
              "tensor_parallel", "pipeline_parallel", "context_parallel",
-             "loss_chunks", "mean_sample_tokens", "virtual_stages")
+             "loss_chunks", "mean_sample_tokens", "virtual_stages", "global_batch",
+             "pipeline_micro_batches")
 _KNOWN = set(_SCALAR_FIELDS) | set(ARCH_FIELDS) | {"model", "params_b", "head_dim", "mlp",
                                                    "tie_embeddings", "vendors",
                                                    *constraint_fields.CONSTRAINT_FIELDS}
@@ -98,6 +99,31 @@ def _check_parallel(name: str, kw: dict[str, Any], arch: Architecture) -> None:
     if kw.get("precision") == "fp8" and kw.get("method") == "qlora":
         raise WorkloadError(f"{name}: precision = \"fp8\" with method = \"qlora\": QLoRA's "
                             "base weights are NF4, not fp8")
+
+
+def _global_batch(name: str, kw: dict[str, Any]) -> None:
+    """`global_batch` = micro_batch x grad_accum x dp (dp = gpus / (tp pp cp)), as Megatron-LM
+    computes its number of micro-batches (num_microbatches = global_batch_size /
+    (micro_batch_size x data_parallel_size), megatron/core/num_microbatches_calculator.py).
+    Given without grad_accum it sets grad_accum; given with it, the three must agree."""
+    gb = kw.get("global_batch")
+    if gb is None:
+        return
+    if not kw.get("gpus"):
+        raise WorkloadError(f"{name}: global_batch needs `gpus` (its data-parallel degree is "
+                            "gpus / (tensor_parallel x pipeline_parallel x context_parallel))")
+    mp = kw.get("tensor_parallel", 1) * kw.get("pipeline_parallel", 1) * \
+        kw.get("context_parallel", 1)
+    dp, mb = kw["gpus"] // mp, kw.get("micro_batch", 1)
+    if "grad_accum" not in kw:
+        if gb % (mb * dp):
+            raise WorkloadError(f"{name}: global_batch = {gb} is not a multiple of micro_batch "
+                                f"x data-parallel degree = {mb} x {dp} = {mb * dp}")
+        kw["grad_accum"] = gb // (mb * dp)
+    elif kw["grad_accum"] * mb * dp != gb:
+        raise WorkloadError(f"{name}: global_batch = {gb} but micro_batch x grad_accum x "
+                            f"data-parallel degree = {mb} x {kw['grad_accum']} x {dp} = "
+                            f"{mb * kw['grad_accum'] * dp}")
 
 
 def _check_schedule(name: str, kw: dict[str, Any], arch: Architecture, pp: int) -> None:
@@ -161,7 +187,9 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
             if isinstance(default, bool) or key in _SWITCH_BOOLS:
                 if not isinstance(value, bool):
                     raise TypeError
-            elif isinstance(default, int) or key in ("gpus", "max_gpus", "loss_chunks"):
+            elif isinstance(default, int) or key in ("gpus", "max_gpus", "loss_chunks",
+                                                      "global_batch",
+                                                      "pipeline_micro_batches"):
                 value = int(value)
             elif isinstance(default, float) or key in ("checkpoint_write_minutes",
                                                        "dataset_gb", "egress_gb", "margin",
@@ -188,6 +216,12 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
         kwargs["vendors"] = _vendors(name, d["vendors"])
     kwargs.update(constraint_fields.parse(name, d))
     _check_parallel(name, kwargs, arch)
+    _global_batch(name, kwargs)
+    flush = kwargs.get("pipeline_micro_batches")
+    if flush and kwargs.get("grad_accum", 1) % flush:
+        raise WorkloadError(f"{name}: grad_accum = {kwargs.get('grad_accum', 1)} is not a "
+                            f"multiple of pipeline_micro_batches = {flush} (micro-batches per "
+                            "pipeline flush)")
     if kwargs.get("optimizer_in_backward") and kwargs.get("grad_accum", 1) > 1:
         # torchtune memory-optimisation tutorial: optimizer in backward is "not compatible
         # with gradient accumulation" (the step runs before the next micro-batch's gradients).

@@ -109,6 +109,15 @@ class Workload:
     # Pipeline schedule (sizing/pipeline.py): "1f1b" or "interleaved" with `virtual_stages`
     # model chunks per rank (Megatron --num-layers-per-virtual-pipeline-stage, torchtitan
     # parallelism.pipeline_parallel_schedule = "Interleaved1F1B").
+    # Sequences per optimizer step over the whole job (Megatron --global-batch-size, torchtitan
+    # training.global_batch_size): micro_batch x grad_accum x dp, dp = gpus / (tp pp cp); given
+    # without grad_accum it sets grad_accum (docs/sizing.md "Batch settings as frameworks write
+    # them").
+    global_batch: int | None = None
+    # Micro-batches per pipeline flush (torchtitan: local_batch_size /
+    # pipeline_parallel_microbatch_size); None: all grad_accum micro-batches in one schedule
+    # (Megatron-LM). grad_accum must be a multiple of it.
+    pipeline_micro_batches: int | None = None
     pipeline_schedule: str = "1f1b"
     virtual_stages: int = 1
     gpu: str | None = None

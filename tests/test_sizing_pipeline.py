@@ -17,7 +17,7 @@ def _w(**kw):
              framework="megatron", seq_len=2048, micro_batch=1, grad_accum=64,
              tensor_parallel=8, pipeline_parallel=8, gpus=64)
     d.update(kw)
-    return workload_from_dict(d)
+    return workload_from_dict({k: v for k, v in d.items() if v is not None})
 
 
 def test_1f1b_first_stage_holds_pp_micro_batches_of_its_layers():
@@ -84,3 +84,38 @@ def test_checkpointed_layer_inputs_follow_the_micro_batches_in_flight():
 def test_schedule_errors_name_the_field(kw, words):
     with pytest.raises(WorkloadError, match=words):
         _w(**kw)
+
+
+# --- batch settings as frameworks write them (docs/sizing.md) ---
+
+def test_global_batch_sets_grad_accum_megatron_style():
+    # Megatron: --global-batch-size 512 --micro-batch-size 1 on tp 8 x pp 8 x 64 GPUs: dp = 1,
+    # num_microbatches = 512 / (1 x 1)
+    w = _w(global_batch=512, grad_accum=None)
+    assert w.grad_accum == 512 and pipeline.flush_micro_batches(w) == 512
+    w = _w(global_batch=64, micro_batch=2, gpus=128, grad_accum=None)  # dp 2
+    assert w.grad_accum == 16
+
+
+def test_global_batch_must_agree_with_micro_batch_grad_accum_and_dp():
+    assert _w(global_batch=128, micro_batch=2).grad_accum == 64  # 2 x 64 x dp 1
+    with pytest.raises(WorkloadError, match="global_batch = 100"):
+        _w(global_batch=100)
+    with pytest.raises(WorkloadError, match="not a multiple"):
+        _w(global_batch=101, grad_accum=None, gpus=128)
+    with pytest.raises(WorkloadError, match="needs `gpus`"):
+        workload_from_dict(dict(name="x", model="Llama 3.1 8B", global_batch=8))
+
+
+def test_torchtitan_flushes_the_pipeline_every_accumulation_step():
+    # local_batch_size 8, pipeline_parallel_microbatch_size 1, 4 accumulation steps: 32
+    # micro-batches a step, but each schedule runs 8: its bubble is (p - 1) / 8
+    tt = _w(framework="torchtitan", grad_accum=32, pipeline_micro_batches=8)
+    mg = _w(grad_accum=32)
+    assert pipeline.flush_micro_batches(tt) == 8 and pipeline.flush_micro_batches(mg) == 32
+    lay, _ = parallel.layout(tt, 64)
+    assert parallel.step_time(tt, lay, 10.0, 0.0, 1e9, "nvlink", 50).scaling < \
+        parallel.step_time(mg, lay, 10.0, 0.0, 1e9, "nvlink", 50).scaling
+    assert pipeline.chunks_in_flight(_w(grad_accum=32, pipeline_micro_batches=4), 8) == 4
+    with pytest.raises(WorkloadError, match="pipeline_micro_batches"):
+        _w(grad_accum=30, pipeline_micro_batches=8)
