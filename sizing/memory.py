@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gpuprices.sizing import fit, hf_activations, parallel, pipeline, switches
+from gpuprices.sizing import fit, hf_activations, parallel, pipeline, switches, upcasts
 from gpuprices.sizing.frameworks import FrameworkProfile, profile
 from gpuprices.sizing.workload import Workload
 
@@ -277,23 +277,43 @@ def _sharding(w: Workload, prof: FrameworkProfile, n: int, weights: float,
 
 
 def _layer_bytes_per_token(w: Workload, prof: FrameworkProfile, act_bytes: float,
-                           resid_bytes: float) -> float:
+                           resid_bytes: float, with_upcasts: bool = True) -> float:
     """Bytes one layer saves per token: transformers + PEFT LoRA counted from their code
     (sizing/hf_activations.py), every other case by the generic count; residual-stream tensors
-    are fp32 under autocast, the rest 16-bit (fp32 under fp32)."""
+    are fp32 under autocast, the rest 16-bit (fp32 under fp32). `with_upcasts`: with the fp32
+    copies transformers and PEFT add over that count (sizing/upcasts.py)."""
+    tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
     if prof.hf_lora_modules and w.method == "lora":
-        tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
-        return hf_activations.lora_layer_bytes(w, prof.adapter_bytes or act_bytes, act_bytes,
-                                               resid_bytes, tile)
+        total = hf_activations.lora_layer_bytes(w, prof.adapter_bytes or act_bytes, act_bytes,
+                                                resid_bytes, tile)
+        if with_upcasts:
+            return total
+        counted = hf_activations.lora_adapter_bytes(w, act_bytes, act_bytes, tile)
+        return total - upcasts.rmsnorm_bytes(w, prof, resid_bytes) \
+            - upcasts.peft_bytes(w, prof, act_bytes, counted, tile)
     elems, resid = activation_elements_per_token(w)
-    return elems * act_bytes + resid * (resid_bytes - act_bytes)
+    base = elems * act_bytes + resid * (resid_bytes - act_bytes)
+    if not with_upcasts:
+        return base
+    counted = _lora_saved_inputs(w, tile) * act_bytes if w.method in ("lora", "qlora") else 0.0
+    return base + upcasts.rmsnorm_bytes(w, prof, resid_bytes) \
+        + upcasts.peft_bytes(w, prof, act_bytes, counted, tile)
 
 
-def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
-                       notes: list[str], layers: int | None = None) -> float:
-    """Activations saved for backward, per GPU: its own micro-batch, over `layers` layers (all
-    of them; under pipeline parallelism the stage's layers x micro-batches in flight)."""
-    a = w.arch
+def _upcast_notes(w: Workload, prof: FrameworkProfile, sharded: bool) -> list[str]:
+    """The notes naming the fp32 upcast terms in force (sizing/upcasts.py)."""
+    act_bytes, resid_bytes = _act_resid_bytes(w, prof, sharded)
+    tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
+    if prof.hf_lora_modules and w.method == "lora":
+        counted = hf_activations.lora_adapter_bytes(w, act_bytes, act_bytes, tile)
+    else:
+        counted = _lora_saved_inputs(w, tile) * act_bytes if w.method == "qlora" else 0.0
+    return upcasts.notes(w, upcasts.rmsnorm_bytes(w, prof, resid_bytes),
+                         upcasts.peft_bytes(w, prof, act_bytes, counted, tile))
+
+
+def _act_resid_bytes(w: Workload, prof: FrameworkProfile, sharded: bool) -> tuple[float, float]:
+    """(bytes of a saved 16-bit-or-fp32 activation, bytes of a residual-stream element)."""
     act_bytes = 4.0 if w.precision == "fp32" else 2.0
     # autocast keeps the residual stream in fp32; FSDP/ZeRO-3 mixed precision instead computes
     # with 16-bit gathered parameters, so its residual stream is 16-bit.
@@ -303,8 +323,18 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     kbit_fp32 = w.method == "qlora" and prof.kbit_fp32_unquantized and not sharded
     resid_bytes = 4.0 if (w.precision == "fp32" or (_is_mixed(w) and not sharded)
                           or kbit_fp32) else 2.0
+    return act_bytes, resid_bytes
+
+
+def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
+                       notes: list[str], layers: int | None = None,
+                       with_upcasts: bool = True) -> float:
+    """Activations saved for backward, per GPU: its own micro-batch, over `layers` layers (all
+    of them; under pipeline parallelism the stage's layers x micro-batches in flight)."""
+    a = w.arch
+    act_bytes, resid_bytes = _act_resid_bytes(w, prof, sharded)
     tokens = w.seq_len * w.micro_batch
-    per_layer_tok = _layer_bytes_per_token(w, prof, act_bytes, resid_bytes) \
+    per_layer_tok = _layer_bytes_per_token(w, prof, act_bytes, resid_bytes, with_upcasts) \
         - parallel.fp8_activation_saving(w)
     layers = a.num_layers if layers is None else layers
     per_layer = per_layer_tok * tokens + attention_scores_bytes_per_seq(w) * w.micro_batch
@@ -353,8 +383,13 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     trained = _trainable(w, prof, notes)
     opt = _optimizer_bytes(w, trained, notes)
     shard = _sharding(w, prof, n, weights, notes, lay)
-    acts = _activations_bytes(w, prof, sharded, notes, parallel.layers_held(w, lay)) \
+    held = parallel.layers_held(w, lay)
+    acts = _activations_bytes(w, prof, sharded, notes, held) / parallel.activation_split(lay)
+    # the fp32 copies of transformers / PEFT, a term of their own (sizing/upcasts.py)
+    acts16 = _activations_bytes(w, prof, sharded, [], held, with_upcasts=False) \
         / parallel.activation_split(lay)
+    if acts - acts16 > 0:
+        notes.extend(_upcast_notes(w, prof, sharded))
     split, split_words = parallel.logits_split(w, lay)
     logits = _logits_bytes(w, prof, notes) / split
     if lay.is_parallel:
@@ -368,7 +403,8 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         "adapters": trained.adapters * shard.weights / GB,
         "gradients": trained.grads * shard.grads / GB,
         "optimizer": opt * shard.optimizer / GB,
-        "activations": acts / GB,
+        "activations": acts16 / GB,
+        "fp32 upcasts": (acts - acts16) / GB,
         "logits": logits / GB,
         "overhead": CUDA_CONTEXT_GB,
     }
