@@ -362,6 +362,30 @@ def _activations_bytes(w: Workload, prof: FrameworkProfile, sharded: bool,
     return layers * per_layer + mask
 
 
+# Share of an inferred model's parameters in its embedding + output layer above which `size`
+# says how params_b was read: Gemma 7B, "7B" by its 7.75B non-embedding parameters, is 8.54B in
+# all with 0.79B of 256k-token embeddings (Gemma Technical Report 2024, Table 2; google/gemma-7b
+# config.json): a params_b taken from such a name leaves the vocabulary-sized terms short.
+VOCAB_SHARE_NOTE = 0.2
+
+
+def _vocabulary_note(w: Workload, notes: list[str]) -> None:
+    """For an architecture inferred from params_b: params_b includes the embeddings (and the
+    untied output layer); say how much of it they are when that is large."""
+    a = w.arch
+    if "num_layers" not in a.inferred and "hidden_size" not in a.inferred:
+        return
+    vocab_params = a.embedding_params + a.lm_head_params
+    if vocab_params / a.params < VOCAB_SHARE_NOTE:
+        return
+    notes.append(f"params_b = {a.params_b:g} is read as the total, embeddings included: "
+                 f"{vocab_params / 1e9:.2f}B of it are the {a.vocab_size}-token embedding"
+                 f"{'' if a.tie_embeddings else ' and output layer'}, leaving "
+                 f"{(a.params - vocab_params) / 1e9:.2f}B for the layers; a model named by its "
+                 "non-embedding size (Gemma 7B is 8.54B in all) needs its total here, or "
+                 "`model` from sizing/models.csv")
+
+
 def _logits_bytes(w: Workload, prof: FrameworkProfile, notes: list[str]) -> float:
     """The loss's logits for one micro-batch: full, chunked or fused (sizing/switches.py)."""
     held, note = switches.logits_bytes(w, prof, switches.resolve(w, prof))
@@ -380,6 +404,7 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
     n = lay.dp
     sharded = n > 1 and w.sharding in ("zero3", "fsdp")
     weights = _weights_bytes(w, prof, sharded, notes)
+    _vocabulary_note(w, notes)
     trained = _trainable(w, prof, notes)
     opt = _optimizer_bytes(w, trained, notes)
     shard = _sharding(w, prof, n, weights, notes, lay)
