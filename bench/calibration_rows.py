@@ -33,6 +33,13 @@ Row -> workload rules (each from the row's own source):
   w1, w2: every linear layer) and finetune_lora_single_gpu.sh (bf16, gradient checkpointing),
   framework hf (transformers Trainer + PEFT), batch 1 at the stated length. Their s/it is kept
   in other_timing, not scored (docs/sizing.md, Accuracy).
+* Megatron papers' rows (Narayanan et al. 2021, Korthikanti et al. 2022: figures from their
+  abstracts, layouts from their tables, named in each row): framework megatron, full
+  pre-training in bf16-mixed (the papers: "mixed precision"; tokens/s does not depend on which
+  16-bit type), full activation recomputation, no optimizer sharding (DP all-reduce), the
+  row's TP x PP, micro-batch 1 and its global batch (-> grad_accum = global / dp), the 1F1B
+  schedule; GPT-3-style architecture (GELU MLP 4h, vocabulary 51200, tied embeddings) from
+  the tables, in MEGATRON_PAPER_MODELS.
 * Architectures: models.csv when the model is there, else inferred from params_b by the
   workload rule (T5, BLOOM, MPT families).
 """
@@ -59,6 +66,12 @@ MODEL_NAMES = {
     "StableLM-Base-Alpha-3B": "StableLM-Base-Alpha-3B", "Falcon-7B": "Falcon-7B",
     "Falcon-40B": "Falcon-40B", "Llama-2-70B": "Llama 2 70B",
     "Qwen-1.8B": "Qwen 1.8B", "Qwen-7B": "Qwen 7B", "Qwen-14B": "Qwen 14B",
+}
+# GPT-3-style models of the Megatron papers: (hidden, layers, heads), vocabulary 51200, MLP 4h
+# (Narayanan et al. 2021 Table 1, Korthikanti et al. 2022 Table 3).
+MEGATRON_PAPER_MODELS = {
+    "GPT-1T (Narayanan 2021)": (25600, 128, 160),
+    "MT-NLG 530B (Korthikanti 2022)": (20480, 105, 128),
 }
 PEFT_SEQ_ASSUMED = 64
 PEFT_BATCH = 8
@@ -110,6 +123,21 @@ def _qwen_readme_workload(d: dict, r: dict[str, str]) -> tuple[dict | None, str]
     d.update(framework="hf", lora_rank=64, lora_targets="all", lora_dropout=True,
              precision="bf16-true", seq_len=int(r["seq_len"]), micro_batch=1,
              grad_checkpointing=True, gpus=1, sharding="none", optimizer="adamw",
+             gpu=_gpu(r["gpu_model"]))
+    return d, ""
+
+
+def _megatron_paper_workload(d: dict, r: dict[str, str]) -> tuple[dict | None, str]:
+    """A Megatron paper row: the layout and batch its source states (module docstring)."""
+    h, layers, heads = MEGATRON_PAPER_MODELS[r["model"]]
+    tp, pp = (int(x) for x in re.search(r"TP (\d+) x PP (\d+)", r["sharding"]).groups())
+    gpus = int(r["gpus"])
+    d.update(hidden_size=h, num_layers=layers, num_attention_heads=heads, num_kv_heads=heads,
+             intermediate_size=4 * h, vocab_size=51200, mlp="gelu", tie_embeddings=True,
+             framework="megatron", precision="bf16-mixed", seq_len=int(r["seq_len"]),
+             micro_batch=int(r["micro_batch"]), grad_checkpointing=True, gpus=gpus,
+             sharding="none", tensor_parallel=tp, pipeline_parallel=pp,
+             global_batch=int(re.search(r"global batch (\d+)", r["other_timing"]).group(1)),
              gpu=_gpu(r["gpu_model"]))
     return d, ""
 
@@ -176,6 +204,8 @@ def row_to_workload(r: dict[str, str]) -> tuple[dict | None, str]:
         return _peft_docs_workload(d, method, r)
     if src.startswith("Qwen README"):
         return _qwen_readme_workload(d, r)
+    if r["model"] in MEGATRON_PAPER_MODELS:
+        return _megatron_paper_workload(d, r)
     d.update(_framework_fields(src))
     prec = r["precision"].lower()
     precision = _precision(prec, src)
