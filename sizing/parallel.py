@@ -132,7 +132,12 @@ def layout_dict(w: Workload, gpus: int, gpus_per_node: int = 8) -> dict[str, obj
     lay, _ = layout(w, gpus)
     return {"tensor_parallel": lay.tp, "pipeline_parallel": lay.pp, "context_parallel": lay.cp,
             "data_parallel": lay.dp, "sharding": w.sharding, "precision": w.precision,
-            "gpus": gpus, "description": describe(w, lay, gpus_per_node)}
+            "gpus": gpus, "description": describe(w, lay, gpus_per_node),
+            # the schedule, its micro-batches per flush and the loss split (sizing/pipeline.py)
+            "pipeline_schedule": w.pipeline_schedule,
+            "virtual_stages": pipeline.virtual_stages(w),
+            "pipeline_micro_batches": pipeline.flush_micro_batches(w) if lay.pp > 1 else None,
+            "vocab_parallel_loss": vocab_parallel(w, lay)}
 
 
 def stage_layers(w: Workload, lay: Layout) -> int:

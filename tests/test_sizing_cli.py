@@ -49,7 +49,10 @@ def test_size_json_names_the_layout_and_the_switches_in_force():
     assert cpt["parallel"] == {"tensor_parallel": 8, "pipeline_parallel": 1,
                                "context_parallel": 1, "data_parallel": 8, "sharding": "fsdp",
                                "precision": "bf16-mixed", "gpus": 64,
-                               "description": "TP8 x FSDP8 over 8 nodes"}
+                               "description": "TP8 x FSDP8 over 8 nodes",
+                               # torchtune gathers the logits; no pipeline
+                               "pipeline_schedule": "1f1b", "virtual_stages": 1,
+                               "pipeline_micro_batches": None, "vocab_parallel_loss": False}
     # torchtune's defaults: its chunked loss in 8 chunks; nothing set by the workload
     assert cpt["switches"]["loss"] == "chunked" and cpt["switches"]["loss_chunks"] == 8
     assert cpt["switches"]["set_by_workload"] == []

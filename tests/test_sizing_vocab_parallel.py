@@ -87,3 +87,6 @@ def test_size_names_the_split_in_its_breakdown():
     (obj,) = json.loads(res.stdout)
     assert obj["breakdown_labels"] == {"logits": "logits, vocabulary-parallel over TP 8"}
     assert obj["breakdown"]["logits"] == pytest.approx(1.58, abs=0.01)
+    lay = obj["parallel"]
+    assert (lay["vocab_parallel_loss"], lay["pipeline_schedule"], lay["virtual_stages"],
+            lay["pipeline_micro_batches"]) == (True, "1f1b", 1, 16)
