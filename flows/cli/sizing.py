@@ -185,7 +185,7 @@ def trace_one(w: Workload, r: dict[str, Any]) -> dict[str, Any]:
     why = trace_engine.unsupported(w, r["gpus"])
     if why:
         return {"supported": False, "reason": why}
-    t = trace_engine.trace(w)
+    t = trace_engine.trace(w, r["gpus"])
     per_gpu = t.per_gpu_gb
     return {"supported": True, "per_gpu_gb": round(per_gpu, 2),
             "allocated_gb": round(t.allocated_gb, 2),
