@@ -218,15 +218,15 @@ def trace(w: Workload, gpus: int = 1) -> TraceEstimate:
 
 
 def _outside_the_step(w: Workload, gpus: int) -> dict[str, int]:
-    """Memory the framework holds beside the traced step, as named terms. LitGPT's FSDP keeps
-    a full-weight copy per rank while it loads and saves (the closed form's
-    fsdp_full_weight_copy, sizing/frameworks.py, from its FSDP resource tables): the trace of
-    HF modules sharded by fully_shard cannot see it, so it is added as that rank's missing
-    (1 - 1/n) of the 16-bit weights."""
+    """Memory the framework holds beside the traced step, as named terms. LitGPT's FSDP peak
+    is its shard plus one full 16-bit copy of the weights per rank (the closed form's
+    fsdp_full_weight_copy, sizing/frameworks.py: LitGPT's resource tables show LoRA on 2 GPUs
+    above 1 GPU, Llama 2 7B 22.18 vs 21.30 GB). HF modules sharded by fully_shard never hold
+    it, so it is added as that named term, the same size as in the closed form."""
     from gpuprices.sizing.frameworks import profile
 
     if gpus > 1 and profile(w.framework).fsdp_full_weight_copy:
-        return {"full weight copy (litgpt FSDP)": int(w.arch.params * 2 * (1 - 1 / gpus))}
+        return {"full weight copy (litgpt FSDP)": int(w.arch.params * 2)}
     return {}
 
 

@@ -121,6 +121,6 @@ def test_litgpt_fsdp_adds_its_full_weight_copy_as_a_named_term():
                 precision="bf16-true", sharding="fsdp", gpus=2, seq_len=512)
     t = trace.trace(workload_from_dict(base), 2)
     w = workload_from_dict(base)
-    assert t.peak_breakdown["full weight copy (litgpt FSDP)"] == int(w.arch.params * 2 * 0.5)
+    assert t.peak_breakdown["full weight copy (litgpt FSDP)"] == int(w.arch.params * 2)
     hf = trace.trace(workload_from_dict(dict(base, framework="hf")), 2)
     assert "full weight copy (litgpt FSDP)" not in hf.peak_breakdown
