@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.cli import rank_view
 from gpuprices.flows.cli.buyer_options import (
     DeadlineOption,
     DiscountsOption,
@@ -35,7 +36,6 @@ from gpuprices.flows.cli.rank_inputs import (
     fx_missing,
     jsonable,
     load_workloads,
-    money,
     offers_or_exit,
     read_measurements,
 )
@@ -208,80 +208,6 @@ def _print_trace(r: dict[str, Any]) -> None:
         f" traced in {tr['seconds']:.0f} s", highlight=False)
 
 
-CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
-# Priced, but never recommended: listed apart with the reason (sold_out: available false).
-APART = ("stale", "not_firm", "sold_out",
-         *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
-
-
-def _age(r: RankRow) -> str:
-    if r.snapshot_date is None:
-        return "?"
-    return f"{r.snapshot_date} ({r.age_days} d)" if r.age_days is not None else str(
-        r.snapshot_date)
-
-
-def _verdict(r: RankRow) -> str:
-    """The ranking verdict, with the fit verdict when it is a risk (tight)."""
-    return f"{r.verdict} (tight)" if r.fit_verdict == "tight" else r.verdict
-
-
-def speed(r: RankRow) -> str:
-    """tokens/s the row's hours follow: the measured figure beside the estimate where
-    `gpuprices record` holds one (sizing/measured.py), else the estimate."""
-    if r.measured_tokens_per_s is None:
-        return f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—"
-    return (f"measured {r.measured_tokens_per_s:,.0f} (estimate {r.estimated_tokens_per_s:,.0f},"
-            f" {r.estimate_error:+.0%})")
-
-
-def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool = True) -> Table:
-    t = Table(title=title)
-    for col in ("#" if numbered else "choice", "offer", "snapshot (age)", "GPUs",
-                "price/h per node", "tokens/s", "hours", "to finish", "per successful ckpt",
-                "marginal ckpt", "exp. preemptions", "verdict", "why"):
-        t.add_column(col)
-    for i, r in enumerate(rows, 1):
-        used = f" (uses {r.gpus})" if r.gpus and r.gpus < r.nodes * r.gpus_per_node else ""
-        t.add_row(str(i) if numbered else CHOICE_LABELS.get(r.choice or "", ""),
-                  f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}", _age(r),
-                  f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}{used}",
-                  money(r.price_per_hour, currency), speed(r),
-                  f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
-                  money(r.cost_to_finish, currency), money(r.cost_per_checkpoint, currency),
-                  money(r.marginal_checkpoint_cost, currency),
-                  f"{r.expected_preemptions:.2f}", _verdict(r), "; ".join(r.reasons),
-                  style="bold" if r.choice and numbered else None)
-    return t
-
-
-def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> None:
-    """The three choices side by side, the top offers, and what is not recommended apart."""
-    picks = {r.choice: r for r in rows if r.choice}
-    chosen = [picks[c] for c in CHOICE_LABELS if c in picks]
-    missing = [CHOICE_LABELS[c] for c in CHOICE_LABELS if c not in picks]
-    console.print(_rank_table(f"{name}: the best firm offer of each kind", chosen, currency,
-                              numbered=False))
-    if missing:
-        console.print(f"  no firm, fitting {', '.join(missing)} offer", highlight=False)
-    ok = [r for r in rows if r.verdict == "ok"][:top]
-    console.print(_rank_table(f"{name}: cheapest per successful checkpoint", ok, currency))
-    noted = next((r for r in rows if r.choice_note), None)
-    if noted:
-        console.print(f"  committed: {noted.choice_note}", highlight=False)
-    apart = [r for r in rows if r.verdict in APART][:top]
-    if apart:
-        console.print(_rank_table(f"{name}: not recommended (stale, not a firm price, sold "
-                                  "out at snapshot, not a cluster or misses the deadline)",
-                                  apart, currency))
-    rest = [r for r in rows if r.verdict not in ("ok", *APART, "outside_region")]
-    if rest and len(ok) < top:
-        console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
-                                  rest, currency))
-
-
-
-
 def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False
               ) -> list[dict[str, Any]]:
     """The --json list: one object per ranked row, with the as-of date (reasons as a list).
@@ -341,6 +267,9 @@ def rank(
     deadline: DeadlineOption = None,
     region: RegionOption = None,
     discounts_file: DiscountsOption = None,
+    why: Annotated[bool, typer.Option(
+        "--why", help="Also print each row's reasons (fit, layout, billing, spot risk, "
+                      "caveats) and every offer set apart with why")] = False,
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
@@ -383,11 +312,14 @@ def rank(
         else:
             if total >= PROGRESS_FROM:  # streamed: each workload's line above its table
                 console.print(one_line(name, rows, currency), highlight=False)
-            _print_workload(name, rows, top, currency)
+            rank_view.print_workload(console, name, rows, top, currency, why)
         if total >= PROGRESS_FROM and (i % step == 0 or i == total):
             err.print(f"ranked {i:,}/{total:,} workloads", highlight=False)
     if as_json:
         out.close()
+    elif not why:
+        console.print("--why: each row's reasons and every offer set apart, with why",
+                      highlight=False, markup=False)
 
 
 def register(target: typer.Typer) -> None:
