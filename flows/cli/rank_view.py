@@ -131,7 +131,8 @@ def apart_line(verdict: str, group: list[RankRow], currency: str) -> str:
 def _details(r: RankRow, currency: str) -> str:
     snap = f"snapshot {r.snapshot_date} ({r.age_days} d)" if r.snapshot_date else "snapshot ?"
     tps = (f"measured {r.measured_tokens_per_s:,.0f} tokens/s (estimate "
-           f"{r.estimated_tokens_per_s:,.0f})" if r.measured_tokens_per_s is not None
+           f"{r.estimated_tokens_per_s:,.0f}, {r.estimate_error:+.0%})"
+           if r.measured_tokens_per_s is not None
            else f"{r.tokens_per_s:,.0f} tokens/s" if r.tokens_per_s else "speed —")
     return (f"{snap}; {money(r.price_per_hour, currency)}/h per node; {tps}; marginal ckpt "
             f"{money(r.marginal_checkpoint_cost, currency)}; expected preemptions "
