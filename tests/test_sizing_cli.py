@@ -106,6 +106,37 @@ def test_size_gpu_override_and_not_fitting():
     assert all(o["gpu"] == "L4-24GB" for o in by.values())
 
 
+def test_size_shows_no_speed_or_duration_under_does_not_fit_and_says_what_would(tmp_path):
+    """Issue 24: `size` printed tokens/s and hours under DOES NOT FIT."""
+    res = runner.invoke(app, ["size", str(WORKLOADS), "--gpu", "L4-24GB", "--gpus", "1"])
+    assert res.exit_code == 0, res.output
+    # one block per workload, from its title to the next
+    blocks = re.split(r"\n(?= *[a-z0-9.-]+: \d+ x )", res.stdout)
+    nofit = [b for b in blocks if "DOES NOT FIT" in " ".join(b.split("\n")[:2])]
+    assert len(nofit) == len(blocks) == len(load_workloads(WORKLOADS))  # 24 GB: none fits
+    for b in nofit:
+        assert "tokens/s" not in b and "hours" not in b and "cannot start" in b
+        assert "does not fit: " in b and "GB per GPU needed" in b and "would fit: " in b
+    by = {o["name"]: o for o in json.loads(runner.invoke(
+        app, ["size", str(WORKLOADS), "--gpu", "L4-24GB", "--gpus", "1", "--json"]).stdout)}
+    q70 = by["qlora-llama3.1-70b"]
+    assert q70["verdict"] == "no" and q70["tokens_per_s"] is None and q70["hours"] is None
+    # QLoRA on one GPU does not shard: only a bigger card holds it, and that card does
+    assert q70["would_fit"]["gpus"] is None and q70["would_fit"]["gpu"]
+    bigger = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--gpu",
+                                            q70["would_fit"]["gpu"], "--gpus", "1",
+                                            "--json"]).stdout)
+    assert {o["name"]: o for o in bigger}["qlora-llama3.1-70b"]["verdict"] == "fits"
+    full = by["full-llama3.1-8b-8gpu"]  # sharded: more L4s hold it too
+    assert full["would_fit"]["gpus"] and full["would_fit"]["gpus"] > 1
+    more = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--gpu", "L4-24GB", "--gpus",
+                                          str(full["would_fit"]["gpus"]), "--json"]).stdout)
+    assert {o["name"]: o for o in more}["full-llama3.1-8b-8gpu"]["verdict"] == "fits"
+    # a fitting workload keeps its figures
+    fits = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--json"]).stdout)
+    assert all(o["tokens_per_s"] and o["would_fit"] is None for o in fits if o["fits"])
+
+
 def test_size_text_and_errors(tmp_path):
     res = runner.invoke(app, ["size", str(WORKLOADS)])
     assert res.exit_code == 0 and "FITS" in res.stdout

@@ -94,8 +94,11 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "fits": mem.verdict != "no",
         "headroom_gb": round(mem.headroom_gb, 2),
         "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
-        "tokens_per_s": round(tp.tokens_per_s, 1),
-        "hours": _finite(round(tp.hours, 3)),
+        # A run that cannot start has no speed or duration (issue 24): null under `no`, with
+        # what would fit instead.
+        "tokens_per_s": None if mem.verdict == "no" else round(tp.tokens_per_s, 1),
+        "hours": None if mem.verdict == "no" else _finite(round(tp.hours, 3)),
+        "would_fit": would_fit(w, model, n) if mem.verdict == "no" else None,
         "hfu": tp.hfu,
         "efficiency_class": tp.efficiency_class,
         "efficiency_assumed": tp.efficiency_assumed,
@@ -110,6 +113,48 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "notes": mem.notes + tp.notes + (
             [efficiency_assumed_note(tp)] if tp.efficiency_assumed else []),
     }
+
+
+MAX_SIZE_GPUS = 512  # more GPUs tried for a workload that does not fit: 64 nodes of 8
+
+
+def would_fit(w: Workload, gpu: str, n: int) -> dict[str, Any]:
+    """What would hold a workload that does not fit on `n` x `gpu`: the fewest GPUs of the same
+    model (doubling; only when it shards, since replicas never split memory) and the GPU model
+    with the least memory that holds it on `n` GPUs. `fits` before `tight` in both; None where
+    nothing does."""
+    more = None
+    if w.sharding != "none":
+        k = n * 2
+        while k <= MAX_SIZE_GPUS and more is None:
+            if estimate_memory(w, gpu=gpu, gpus=k,
+                               capacity_gb=gpu_models()[gpu].memory_gb).verdict == "fits":
+                more = k
+            k *= 2
+    other = None
+    for spec in sorted(gpu_models().values(), key=lambda g: (g.memory_gb, g.gpu_model)):
+        if spec.gpu_model == gpu or spec.memory_gb <= gpu_models()[gpu].memory_gb:
+            continue
+        if estimate_memory(w, gpu=spec.gpu_model, gpus=n,
+                           capacity_gb=spec.memory_gb).verdict == "fits":
+            other = spec.gpu_model
+            break
+    return {"gpus": more, "gpu": other}
+
+
+def _no_fit_lines(r: dict[str, Any]) -> list[str]:
+    """Under DOES NOT FIT: why, and what would hold it, instead of a speed and a duration."""
+    lines = [f"  does not fit: {r['required_gb']:.1f} GB per GPU needed ({r['per_gpu_gb']:.1f} "
+             f"GB estimate + {r['margin']:.1%} margin), {r['capacity_gb']:g} GB on each of "
+             f"{r['gpus']} {r['gpu']}: the run cannot start (no speed, duration or cost)"]
+    would = r["would_fit"] or {}
+    options = ([f"{would['gpus']} x {r['gpu']} (--gpus {would['gpus']})"] if would.get("gpus")
+               else []) + ([f"{r['gpus']} x {would['gpu']} (--gpu {would['gpu']})"]
+                           if would.get("gpu") else [])
+    lines.append("  would fit: " + " or ".join(options) if options else
+                 "  nothing in warehouse/gpus.csv holds it at this GPU count; sharding "
+                 f"{r['parallel']['description']}")
+    return lines
 
 
 def size(
@@ -155,9 +200,13 @@ def size(
                   f"{r['required_gb']:.2f}")
         t.add_row("capacity", f"{r['capacity_gb']:g}")
         console.print(t)
-        hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
-        assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
-        console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
+        if r["verdict"] == "no":
+            for line in _no_fit_lines(r):
+                console.print(line, highlight=False, markup=False)
+        else:
+            hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
+            assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
+            console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
         runs = r["compatibility"]
         console.print(f"  compatibility on {r['gpu']}: {runs['verdict']}", highlight=False)
         for reason in runs["reasons"]:
