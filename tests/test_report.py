@@ -309,6 +309,26 @@ def test_files_written(settings):
     assert "| GPU |" in md
 
 
+def test_the_report_currency_is_the_commands_default(settings, monkeypatch):
+    """The report and the command line share one default (flows/config.py): USD, or
+    $GPUPRICES_CURRENCY; the report used to default to EUR and the commands to USD."""
+    from gpuprices.flows.config import CURRENCY_ENV
+    monkeypatch.delenv(CURRENCY_ENV, raising=False)
+    md = make_report(settings, "2026-W40").with_name("report.md").read_text()
+    assert "Prices in USD per hour" in md
+    monkeypatch.setenv(CURRENCY_ENV, "EUR")
+    md = make_report(settings, "2026-W40").with_name("report.md").read_text()
+    assert "Prices in EUR per hour" in md
+    app = typer.Typer()
+    register(app)
+    r = CliRunner().invoke(app, ["report", "--week", "2026-W40", "--currency", "USD",
+                                 "--data-dir", str(settings.data_dir),
+                                 "--archive", str(settings.archive_root)])
+    assert r.exit_code == 0, r.output
+    md = (settings.reports_dir / "2026-W40" / "report.md").read_text()
+    assert "Prices in USD per hour" in md  # --currency over the environment
+
+
 def test_cli_report_command(settings):
     app = typer.Typer()
     register(app)

@@ -26,6 +26,7 @@ from gpuprices.flows.cli.buyer_options import (
 )
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
+    CurrencyOption,
     WorkloadFile,
     console,
     currency_option,
@@ -301,7 +302,7 @@ def rank(
         "--date", help="As of YYYY-MM-DD: each provider's latest snapshot on or before it "
                        "(default: the newest snapshot date)")] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows per workload")] = 10,
-    currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
+    currency: CurrencyOption = None,
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
     max_age_days: Annotated[int | None, typer.Option(
