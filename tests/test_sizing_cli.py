@@ -404,6 +404,10 @@ def test_plain_rank_is_one_compact_table_per_workload(w41_settings):
     apart = [line for line in lines if line.startswith("  set apart, not a cluster")]
     assert len(apart) == 1 and "cheapest: 8×8" in apart[0]
     assert "--why" in lines[-1]
+    # nothing left to choose: one sentence, not an empty table
+    tight = _plain_rank(w41_settings, "--deadline", "3d", "--region", "eu")
+    assert "cpt-llama3.1-70b-64gpu: no offer may be chosen" in tight
+    assert "  set apart, misses the deadline: " in tight
 
 
 def test_rank_why_gives_each_rows_reasons_dates_and_every_offer_set_apart(w41_settings):

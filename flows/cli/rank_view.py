@@ -148,7 +148,10 @@ def print_workload(console: Console, name: str, rows: Sequence[RankRow], top: in
                    currency: str, why: bool = False) -> None:
     """The table, the committed cell when no commitment pays, what is missing, and one line per
     kind of offer set apart; with `why` every shown row's reasons and every set-apart row."""
-    console.print(table(escape(name), rows, top, currency))
+    if shown_rows(rows, top):
+        console.print(table(escape(name), rows, top, currency))
+    else:  # an empty table says less than this
+        _say(console, f"{name}: no offer may be chosen (see below)")
     picks = {r.choice for r in rows if r.choice}
     noted = next((r for r in rows if r.choice_note), None)
     if noted:
