@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuprices.flows.cli.options import ArchiveDir, DataDir
-from gpuprices.flows.config import settings_from
+from gpuprices.flows.config import default_currency, settings_from
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
 from gpuprices.flows.pipeline import index_rebuild, progress
 from gpuprices.warehouse import db, index_method, index_store
@@ -98,8 +98,9 @@ def index(
         "--segment", help="all, neocloud or hyperscaler.")] = "all",
     start: Annotated[str | None, typer.Option("--from", help="First day YYYY-MM-DD.")] = None,
     end: Annotated[str | None, typer.Option("--to", help="Last day YYYY-MM-DD.")] = None,
-    currency: Annotated[str, typer.Option(
-        "--currency", help="USD (as published) or EUR / any ECB currency.")] = "USD",
+    currency: Annotated[str | None, typer.Option(
+        "--currency", help="USD (as published), EUR or any ECB currency. Default: "
+                           "$GPUPRICES_CURRENCY, else USD.")] = None,
     all_days: Annotated[bool, typer.Option(
         "--all-days", help="Also list the days without a value, with the reason.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines, one per day.")] = False,
@@ -121,6 +122,10 @@ def index(
         days = [dt.date.fromisoformat(d) if d else None for d in (start, end)]
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    try:
+        currency = default_currency(currency)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     settings = settings_from(data_dir)
     problem = warehouse_problem(settings.db_path)
     if problem:
@@ -132,7 +137,7 @@ def index(
             err.print("the warehouse holds no price index yet: a load computes it "
                       "(`gpuprices nightly --replay all`)", highlight=False, markup=False)
             raise typer.Exit(2)
-        rows = index_rows(con, gpu, pricing, segment, days[0], days[1], currency.upper(),
+        rows = index_rows(con, gpu, pricing, segment, days[0], days[1], currency,
                           all_days)
     finally:
         con.close()
@@ -151,7 +156,7 @@ def index(
             w.writerow([json.dumps(r[k], separators=(",", ":")) if k == "members"
                         else "" if r[k] is None else _plain(r[k]) for k in keys])
     else:
-        _print_table(rows, currency.upper())
+        _print_table(rows, currency)
 
 
 def verify(data_dir: DataDir = None, archive: ArchiveDir = None) -> None:

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from gpuprices.flows.config import default_currency as config_default_currency
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.config import settings_from
 from gpuprices.flows.gpu_names import load_known_workloads
@@ -94,11 +95,20 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def currency_option(currency: str) -> str:
-    currency = currency.upper()
+def currency_option(currency: str | None) -> str:
+    """--currency, else $GPUPRICES_CURRENCY, else USD (flows/config.py); USD or EUR here, the
+    two the sizing engine prices in."""
+    try:
+        currency = config_default_currency(currency)
+    except ValueError as exc:
+        raise fail(escape(str(exc))) from None
     if currency not in ("USD", "EUR"):
         raise fail(f"currency must be USD or EUR, got {currency}")
     return currency
+
+
+CurrencyOption = Annotated[str | None, typer.Option(
+    "--currency", help="USD or EUR. Default: $GPUPRICES_CURRENCY, else USD")]
 
 
 def date_option(date: str | None) -> dt.date | None:
