@@ -29,8 +29,8 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
     good snapshot stays its latest (marked stale with its age). Then loads every lake partition
     an earlier run wrote but never loaded (appended to `results`, `caught_up`). The run is
     recorded as started in `run_log` before its loads and closed after them (run_journal).
-    Writes the run summary to <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a
-    webhook is set, and returns the summary's path. `on_day` hears of each provider-day once it
+    Writes the run summary to <data_dir>/runs/<run_id>.md, prints its path, sends the alert when a
+    channel is set, and returns the summary's path. `on_day` hears of each provider-day once it
     is loaded or recorded."""
     steps.owner_only_writes()
     for r in results:  # what is printed, recorded and posted carries no credential
