@@ -221,6 +221,10 @@ def _place(r: dict) -> str:
     return f" ({r['region']})" if r.get("region") else ""
 
 
+def _fabric(fabric: str | None) -> str:
+    return f", fabric {fabric}" if fabric and fabric not in queries.UNPUBLISHED_FABRICS else ""
+
+
 def _matches(con: duckdb.DuckDBPyConnection, rule: Rule) -> list[Match]:
     gpus, providers = list(rule.gpus) or None, list(rule.providers) or None
     if rule.kind == "offer":
@@ -234,7 +238,7 @@ def _matches(con: duckdb.DuckDBPyConnection, rule: Rule) -> list[Match]:
             price = f"{r['price_per_gpu_hour']:.4f}"
             line = (f"{r['provider']} {r['sku']}{_place(r)}: {r['gpu_model']} x"
                     f"{r['gpu_count']:g} {r['pricing_model']} {price} {r['currency']}/GPU-h"
-                    f"{', fabric ' + r['net_fabric'] if r['net_fabric'] else ''}"
+                    f"{_fabric(r['net_fabric'])}"
                     f" (snapshot {r['snapshot_date']})")
             out.append(Match(f"{ident}|{price}", line, r["snapshot_date"]))
         return out

@@ -16,7 +16,7 @@ from gpuprices.warehouse.regions import country_of
 
 # Fabrics that mean nothing is published between nodes (offer_networks.csv: "unknown" where the
 # provider says nothing, "none" for a single machine).
-_UNPUBLISHED_FABRICS = ("unknown", "none")
+UNPUBLISHED_FABRICS = ("unknown", "none")
 
 
 def _rows(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -57,7 +57,7 @@ def offers_now(con: duckdb.DuckDBPyConnection, *, gpu_models: list[str] | None =
     rows = _rows(con.execute(_OFFERS_NOW, {
         "currency": currency, "gpus": gpu_models or None, "pricing": pricing,
         "providers": providers or None, "below": below, "fabric": published_fabric,
-        "unpublished": list(_UNPUBLISHED_FABRICS)}))
+        "unpublished": list(UNPUBLISHED_FABRICS)}))
     if countries is not None:
         rows = [r for r in rows
                 if country_of(r["provider"], r["region"], r["extra"])[0] in countries]
