@@ -4,9 +4,12 @@ webhook (the old variable) and for Apprise's json:// receiver ($GPUPRICES_NOTIFY
 
 import datetime as dt
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
+import apprise
 import pytest
 
 from gpuprices.flows.config import Settings
@@ -241,3 +244,31 @@ def test_several_apprise_urls_each_receive_the_message(hook, monkeypatch):
                                                  f"json://127.0.0.1:{port}/two"]
     assert notify.send("t", "b") is None
     assert sorted(p for p, _, _ in Hook.posts) == ["/one", "/two"]
+
+
+def test_every_channel_example_of_the_readme_is_an_apprise_url_apprise_takes():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("\n## Alerts\n", 1)[1].split("\n### ", 1)[0]
+    urls = re.findall(r'^export GPUPRICES_NOTIFY="([^"]+)"', section, re.MULTILINE)
+    assert len(urls) >= 9
+    services = set()
+    for value in urls:
+        for url in apprise.utils.parse.parse_urls(value.replace("…", "x")):
+            plugin = apprise.Apprise.instantiate(url)
+            assert plugin is not None, url
+            services.add(plugin.service_name)
+    assert {"Slack", "E-Mail", "ntfy", "JSON"} <= services
+    assert any("Teams" in s for s in services)
+
+
+def test_apprise_urls_are_redacted_whole_and_in_parts(monkeypatch):
+    monkeypatch.setenv(notify.NOTIFY_ENV, "slack://T0AAAA1/B0BBBB2/xoxbS3cr3tT0k3n "
+                       "mailto://buyer:pa55w0rd-x@gmail.com, ntfys://bob:t0pic-pass@ntfy.example.com/"
+                       "gpu-alerts-7x")
+    text = ("failed: slack://T0AAAA1/B0BBBB2/xoxbS3cr3tT0k3n; "
+            "POST /T0AAAA1/B0BBBB2/xoxbS3cr3tT0k3n; login buyer:pa55w0rd-x refused; "
+            "topic gpu-alerts-7x; password pa55w0rd-x")
+    out = alerts.redact(text)
+    for secret in ("S3cr3t", "T0AAAA1", "pa55w0rd", "gpu-alerts-7x", "t0pic-pass"):
+        assert secret not in out, (secret, out)
+    assert "failed:" in out and "refused" in out
