@@ -183,3 +183,16 @@ def test_the_example_rules_file_is_valid_and_a_bad_file_exits_2(tmp_path):
            "--data-dir", tmp_path / "data")
     assert r.returncode == 2
     assert "rule 1 ('x'): pricing = 'cheap'; expected one of on_demand" in r.stderr
+
+
+def test_a_bad_rules_file_after_a_load_is_said_and_the_load_stands(tmp_path, manifest_archive,
+                                                                    monkeypatch, capsys):
+    settings = Settings(tmp_path / "data", manifest_archive("lambda")).ensure()
+    (settings.data_dir / watching.DEFAULT_RULES).write_text("[[rule]]\nname = 'x'\nbelow = -1\n")
+    monkeypatch.delenv(watching.WATCH_ENV, raising=False)
+    results = pipeline.reparse(settings, "lambda", [dt.date(2026, 1, 9)])
+    summary = loading.load(settings, results, "r1")
+    assert summary.exists() and [r.status for r in results] == ["ok"]
+    err = capsys.readouterr().err
+    assert "watch: not evaluated: " in err and "rule 1 ('x'): below = -1; expected a number " \
+        "above 0" in err

@@ -358,8 +358,8 @@ def after_load(settings: Settings) -> list[tuple[str, bool]]:
         outcomes = evaluate(settings, load_rules(path))
     except WatchError as exc:
         return [(f"watch: not evaluated: {exc}", True)]
-    except (duckdb.Error, OSError) as exc:
-        return [(f"watch: not evaluated: {redact(str(exc))}", True)]
+    except Exception as exc:  # a busy or damaged warehouse, a full disk: said, the load stands
+        return [(f"watch: not evaluated: {redact(f'{type(exc).__name__}: {exc}')}", True)]
     return [(describe(o), o.problem is not None) for o in outcomes if o.new or o.problem]
 
 
