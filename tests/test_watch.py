@@ -10,8 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from gpuprices.flows import loading
+from gpuprices.flows.cli.main import app
 from gpuprices.flows.config import Settings
 from gpuprices.flows.ops import notify, watching
 from gpuprices.flows.pipeline import steps as pipeline
@@ -134,7 +136,15 @@ def test_a_failed_send_is_retried_by_the_next_evaluation(tmp_path, manifest_arch
     results = pipeline.reparse(settings, "lambda", [dt.date(2026, 1, 9)])
     loading.load(settings, results, "r1")  # no $GPUPRICES_WATCH, no data/watch.toml: no rules
     assert receiver.posts == []
-    rules = watching.load_rules(_write(tmp_path, RULES))
+    path = _write(tmp_path, RULES)
+    # --check: what matches now, nothing sent, nothing recorded.
+    r = CliRunner().invoke(app, ["watch", str(path), "--check", "--data-dir",
+                                 str(settings.data_dir)], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    assert "watch: H100 on-demand under 3: 1 new of 1 matching" in r.output
+    assert "  lambda 8x NVIDIA H100 SXM 80 GB: H100-SXM-80GB x8 on_demand 2.9900" in r.output
+    assert receiver.posts == [] and not (settings.data_dir / watching.STATE_FILE).exists()
+    rules = watching.load_rules(path)
     receiver.status = 500
     (change, under3) = watching.evaluate(settings, rules)
     assert change.new == [] and len(under3.new) == 1
