@@ -27,6 +27,7 @@ from gpuprices.flows.cli import (
     report,
     sizing,
     sql_output,
+    watch,
     worker,
 )
 from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
@@ -305,9 +306,10 @@ def sql(
 # Commands defined beside the code they drive: the archive (import, backfill), operations
 # (quarantine review), sizing, the benchmark plan, recording measured benchmark results,
 # rent/reserve/own, the weekly report with the served schedules, and the team mode's worker.
-# `pull` fetches the latest warehouse published to object storage; `index` the price index.
+# `pull` fetches the latest warehouse published to object storage; `index` the price index;
+# `watch` evaluates price rules and sends their news.
 for _module in (archive_commands, quarantine, sizing, plan, bench, compare, report, worker, pull,
-                index_commands):
+                index_commands, watch):
     _module.register(app)
 
 

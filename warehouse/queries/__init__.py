@@ -1,0 +1,1 @@
+"""Read-only questions over the warehouse's named views, as typed Python functions."""
