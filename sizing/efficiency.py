@@ -13,6 +13,14 @@ measurement it is:
 
 A class with no row gets the Hopper value (the reference the previous model used for every
 GPU) and is flagged assumed as well.
+
+Within a class, cards differ in how much of their datasheet peak a plain BF16 matmul reaches
+(sizing/gemm_ceiling.csv, `card_ceiling`): the RTX 4090 reaches all of its 165 TFLOPS, the
+L40S 74% of its 362 (power-limited at 350 W), the L4 59%. A class's training HFU was measured on
+one card (`REFERENCE_CARD`); another card of the class gets it x (its matmul / its peak) /
+(the reference's matmul / its peak), when both are measured (else unchanged, and the note says
+so). Without this the RTX 4090's 54.8% of 165 TFLOPS was applied to the RTX 6000 Ada's
+364 TFLOPS: twice the rate the 4090 sustained, on the same die at two thirds of its power.
 """
 
 from __future__ import annotations
@@ -22,9 +30,16 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gpuprices.warehouse.gpus import GpuModel
+from gpuprices.warehouse.gpus import GpuModel, gpu_models
 
 CSV_PATH = Path(__file__).with_name("gpu_efficiency.csv")
+GEMM_CSV_PATH = Path(__file__).with_name("gemm_ceiling.csv")
+# The card each class's training row was measured on (its source in gpu_efficiency.csv names
+# it); blackwell-gddr's row is derived from the RTX 5090's matmul.
+REFERENCE_CARD = {"ada": "RTX4090-24GB", "hopper": "H100-SXM-80GB",
+                  "ampere-dc": "A100-SXM-80GB", "blackwell-dc": "B200-180GB",
+                  "blackwell-gddr": "RTX5090-32GB", "ampere-gddr": "A10-24GB",
+                  "cdna3": "MI300X-192GB"}
 FALLBACK_CLASS = "hopper"
 MEASURED_BASIS = "training"
 
@@ -69,13 +84,60 @@ def gpu_class(gpu: GpuModel) -> str:
     return family  # hopper, ada, volta, turing
 
 
+@cache
+def gemm_table(path: Path = GEMM_CSV_PATH) -> dict[str, tuple[float | None, str, str]]:
+    """{gpu_model: (BF16 matmul TFLOPS or None, proxy card, source)}."""
+    out: dict[str, tuple[float | None, str, str]] = {}
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            if not r["source"].strip():
+                raise ValueError(f"{path.name}: row {r['gpu_model']} has no source")
+            tflops = float(r["bf16_gemm_tflops"]) if r["bf16_gemm_tflops"] else None
+            out[r["gpu_model"]] = (tflops, r["proxy_of"], r["source"])
+    return out
+
+
+def matmul_share(gpu_model: str, peak_tflops: float | None) -> tuple[float, str] | None:
+    """(share of the datasheet BF16 peak a plain matmul reaches, capped at 1, source) or None
+    when the card has no measurement; a proxy row takes its proxy card's share."""
+    row = gemm_table().get(gpu_model)
+    if row is None or not peak_tflops:
+        return None
+    tflops, proxy, source = row
+    if tflops is None and proxy:
+        other = gpu_models().get(proxy)
+        got = matmul_share(proxy, other.bf16_dense_tflops if other else None)
+        return (got[0], f"{source}; {got[1]}") if got else None
+    return (min(1.0, tflops / peak_tflops), source) if tflops else None
+
+
+def card_ceiling(gpu: GpuModel, cls: str) -> tuple[float, str]:
+    """(factor on the class HFU for this card, why): its matmul share over the class's
+    reference card's (1.0, with the reason, when either is not measured)."""
+    ref_name = REFERENCE_CARD.get(cls)
+    if ref_name is None or ref_name == gpu.gpu_model:
+        return 1.0, ""
+    ref = gpu_models().get(ref_name)
+    mine = matmul_share(gpu.gpu_model, gpu.bf16_dense_tflops)
+    theirs = matmul_share(ref_name, ref.bf16_dense_tflops if ref else None)
+    if mine is None or theirs is None:
+        return 1.0, ""
+    factor = mine[0] / theirs[0]
+    return factor, (f"x {factor:.2f} for this card: its BF16 matmul reaches {mine[0]:.0%} of "
+                    f"its datasheet peak, the {ref_name}'s {theirs[0]:.0%} ({mine[1]})")
+
+
 def efficiency_for(gpu: GpuModel, method: str = "any") -> Efficiency:
-    """The class's HFU for this method (else its `any` row, else the Hopper row, assumed)."""
+    """The class's HFU for this method (else its `any` row, else the Hopper row, assumed),
+    times the card's matmul ceiling against the class's reference card (`card_ceiling`)."""
     table = efficiency_table()
     cls = gpu_class(gpu)
     for key in ((cls, method), (cls, "any")):
         if key in table:
             hfu, basis, source = table[key]
+            factor, why = card_ceiling(gpu, cls)
+            if factor != 1.0:
+                hfu, source = hfu * factor, f"{source}; {why}"
             return Efficiency(cls, hfu, source, basis != MEASURED_BASIS, basis)
     hfu, _, source = table[(FALLBACK_CLASS, "any")]
     return Efficiency(cls, hfu, f"no measurement for class {cls} ({gpu.gpu_model}): "
