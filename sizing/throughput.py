@@ -51,6 +51,16 @@ def internode_gbs_per_gpu(gpu: GpuModel, gpus_per_node: int,
 # PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s (PCI-SIG; half the bidirectional figure
 # datasheets print).
 PCIE_GBS = {"gen3": 16.0, "gen4": 32.0, "gen5": 64.0, "gen6": 128.0}
+# What NCCL collectives among the GPUs of one PCIe box (no NVLink) reach, GB/s of bus bandwidth
+# per GPU (nccl-tests busbw: time = bytes x (n-1)/n / busbw for a ring):
+# * Gen4: NCCL's own topology model rates a Gen4 x16 link at 24 GB/s ("PCI[24.0]", "maxBw 24.0"
+#   in the NCCL_DEBUG topology dump of 8x RTX 4090, github.com/NVIDIA/nccl-tests/issues/307);
+# * Gen5: 8x RTX 5090 measured 28 GB/s all-reduce busbw (35 GB/s on 4 GPUs), and the NCCL
+#   maintainer's answer: on PCIe systems the figure "is usually determined by the bandwidth your
+#   CPU and memory can deliver" (github.com/NVIDIA/nccl/issues/1639); the reporter finds 8x RTX
+#   4090 (Gen4) little different, so Gen4 is not lower than NCCL's 24.
+# Gen3 and Gen6 (no measurement) keep three quarters of the link, the Gen4 ratio (24 / 32).
+PCIE_COLLECTIVE_GBS = {"gen3": 12.0, "gen4": 24.0, "gen5": 28.0, "gen6": 96.0}
 # NVLink generations by total bidirectional bandwidth per GPU (NVIDIA NVLink page:
 # NVLink 2 300 GB/s, 3 600 GB/s, 4 900 GB/s, 5 1.8 TB/s); AMD MI300X Infinity Fabric 896 GB/s
 # aggregate (AMD MI300X datasheet), used for MI3xx parts whose row gives no figure.
@@ -156,12 +166,13 @@ def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
     """(kind, GB/s per GPU per direction) of the slowest link a collective crosses.
 
     Datasheets print bidirectional aggregates; a ring uses one direction, so half is used.
-    SXM/OAM/superchip parts talk over NVLink / Infinity Fabric; PCIe cards over PCIe, except
-    a bridged pair (NVL, A6000 bridge) when the job has at most 2 GPUs.
+    SXM/OAM/superchip parts talk over NVLink / Infinity Fabric; PCIe cards over PCIe at what NCCL
+    collectives measure there (PCIE_COLLECTIVE_GBS: the host caps it below the link rate),
+    except a bridged pair (NVL, A6000 bridge) when the job has at most 2 GPUs.
     """
     text = gpu.interconnect
     gen = re.search(r"gen\s*(\d)", text, re.I)
-    kind, gbs = "pcie", PCIE_GBS.get(f"gen{gen.group(1)}" if gen else "gen4", 16.0)
+    kind, gbs = "pcie", PCIE_COLLECTIVE_GBS.get(f"gen{gen.group(1)}" if gen else "gen4", 12.0)
     stated = re.search(r"(\d+(?:\.\d+)?)\s*(TB|GB)/s", text)
     stated_gbs = None
     if stated:
@@ -201,6 +212,26 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
     return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
 
 
+def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
+    """Seconds of one step's compute `t_comp` with its data-parallel collectives `t_comm`, each
+    collective hidden only behind the pass it belongs to. FSDP / ZeRO-3 all-gather the
+    parameters before the forward and again before the backward and reduce-scatter the
+    gradients after the backward (PyTorch FSDP docs; comm_bytes_per_step: 1/3 of the bytes in
+    the forward, 2/3 in the backward); DDP / ZeRO-2 reduce the gradients during the backward
+    only. The forward's share of the work is its FLOPs over the step's (recompute runs in the
+    backward). With fast links both fit inside their passes and the step is the compute."""
+    if t_comm <= 0:
+        return t_comp
+    a = w.arch
+    fwd = (2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len) \
+        / hardware_flops_per_token(w)
+    if w.method == "full" and w.sharding in ("zero3", "fsdp"):
+        fwd_comm, bwd_comm = t_comm / 3, 2 * t_comm / 3
+    else:
+        fwd_comm, bwd_comm = 0.0, t_comm
+    return max(fwd * t_comp, fwd_comm) + max((1 - fwd) * t_comp, bwd_comm)
+
+
 def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
                         internode_gbs: float | None = None,
                         offer_interconnect: str | None = None) -> Throughput:
@@ -236,13 +267,15 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         # one step of one replica, its FLOPs split over the replica's tp x pp x cp GPUs
         t_comp = step_tokens / per_gpu / lay.model_parallel
         t_comm = comm_bytes_per_step(w, lay.dp, parallel.model_share(w, lay)) / (gbs * 1e9)
-        # collectives overlap the backward pass; the step takes the longer of the two
-        scaling = t_comp / max(t_comp, t_comm)
+        # collectives overlap only the pass they belong to (overlapped_step)
+        step = overlapped_step(w, t_comp, t_comm)
+        scaling = t_comp / step
+        t_hidden = t_comm if step <= t_comp else step  # what step_time maxes with t_comp
         if lay.is_parallel:
             # TP stays inside a node when it fits there (its collectives run over NVLink)
             tp_kind, tp_gbs = (link_bandwidth(gpu, gpus_per_node, 1)
                                if lay.tp <= gpus_per_node else (kind, gbs))
-            st = parallel.step_time(w, lay, t_comp, t_comm, tp_gbs, tp_kind, gbs)
+            st = parallel.step_time(w, lay, t_comp, t_hidden, tp_gbs, tp_kind, gbs)
             scaling = st.scaling
             notes.extend(st.notes)
         notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s): compute {t_comp:.2f} s vs "
