@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gpuprices.sizing import fit, hf_activations, parallel, switches
+from gpuprices.sizing import fit, hf_activations, parallel, switches, unsloth_activations
 from gpuprices.sizing.frameworks import FrameworkProfile, profile
 from gpuprices.sizing.workload import Workload
 
@@ -283,6 +283,9 @@ def _layer_bytes_per_token(w: Workload, prof: FrameworkProfile, act_bytes: float
         tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
         return hf_activations.lora_layer_bytes(w, prof.adapter_bytes or act_bytes, act_bytes,
                                                resid_bytes, tile)
+    if unsloth_activations.applies(w, prof.own_lora_kernels):
+        tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
+        return unsloth_activations.lora_layer_bytes(w, act_bytes, resid_bytes, tile)
     elems, resid = activation_elements_per_token(w)
     return elems * act_bytes + resid * (resid_bytes - act_bytes)
 

@@ -180,3 +180,19 @@ def test_342k_tokens_need_every_switch():
     assert estimate_memory(_w(**recipe, loss="full"), capacity_gb=cap).verdict == "no"
     assert estimate_memory(_w(**recipe), capacity_gb=cap).verdict in ("fits", "tight")
     assert estimate_memory(_w(**recipe, tiled_mlp=True), capacity_gb=cap).verdict == "fits"
+
+
+def test_unsloth_kernels_save_the_layer_inputs_once_and_recompute_the_swiglu_product():
+    """unsloth/kernels/fast_lora.py: LoRA_QKV saves X only, LoRA_MLP X, e and g (h = silu(e) * g
+    recomputed in place), LoRA_W's input is FlashAttention's output; the backward adds DW
+    (i-wide): 4h + 2q + 2kv + 3i elements per token per layer against the generic 21.5 h."""
+    same = dict(seq_len=65536, loss="full", activation_offload=True, lora_dropout=False)
+    h, q, kv, i = 4096, 4096, 1024, 14336
+    un = _w(framework="unsloth", **same)
+    # the recomputed layer + 2 offloaded-checkpoint layer inputs, bf16 residual stream
+    expect = 65536 * ((4 * h + 2 * q + 2 * kv + 3 * i) * 2 + 2 * h * 2) / 1e9
+    assert _gb(un, "activations") == pytest.approx(expect, rel=1e-9)
+    assert (4 * h + 2 * q + 2 * kv + 3 * i) / h == pytest.approx(17.0)
+    # with dropout Unsloth's fast paths are off: the generic count (larger) applies
+    assert _gb(_w(framework="unsloth", **{**same, "lora_dropout": True}), "activations") > \
+        _gb(un, "activations") * 1.3
