@@ -1,0 +1,46 @@
+"""Long context at the card's limit: published fits and OOMs (tests/fixtures/sizing/
+long_context_limits.csv) get the right verdict, and the loss term matches the Cut
+Cross-Entropy paper's measurement (bench/long_context.py)."""
+
+import csv
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    if str(ROOT / "bench") not in sys.path:
+        sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location("long_context", ROOT / "bench/long_context.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_every_row_names_its_source_and_a_documented_outcome():
+    bench = _bench()
+    for path in (bench.LIMITS_CSV, bench.LOSS_CSV):
+        for r in csv.DictReader(path.open(newline="")):
+            assert r["source"].strip() and r["where"].strip(), r
+    docs = {r["documented"] for r in csv.DictReader(bench.LIMITS_CSV.open(newline=""))}
+    assert docs == {"fits", "oom"}
+
+
+def test_documented_fits_are_fits_or_tight_and_documented_ooms_no():
+    rows = _bench().limit_rows()
+    assert len(rows) >= 5
+    wrong = [r for r in rows if not r["ok"]]
+    assert not wrong, wrong
+    # the longest documented fit sits near the card's limit, not far under it
+    longest = max((r for r in rows if r["documented"] == "fits"), key=lambda r: r["est"])
+    assert longest["est"] > 0.8 * longest["capacity"]
+
+
+def test_full_loss_term_matches_the_cut_cross_entropy_measurement():
+    full, fused = _bench().loss_rows()
+    assert full["est"] == pytest.approx(full["measured"], rel=0.10)
+    assert fused["est"] < 0.01 * full["est"]
