@@ -26,6 +26,7 @@ so). Without this the RTX 4090's 54.8% of 165 TFLOPS was applied to the RTX 6000
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -82,6 +83,43 @@ def gpu_class(gpu: GpuModel) -> str:
         dc = gpu.form_factor in ("sxm", "oam", "superchip")
         return f"{family.replace(' ', '-')}-{'dc' if dc else 'gddr'}"
     return family  # hopper, ada, volta, turing
+
+
+# Utilisation grows with model size (wider matmuls, a smaller share of memory-bound work): the
+# PyTorch blog "Maximizing training throughput using PyTorch FSDP" (2024-03-13, Table 1, FSDP,
+# batch 2) measured HFU 0.57 / 0.59 / 0.64 / 0.67 on A100 and 0.37 / 0.40 / 0.44 / 0.45 on H100
+# for Llama 2 7B / 13B / 34B / 70B: x 1.175 and x 1.216 from 7B to 70B, a mean of +19.6% of the
+# 7B value per decade of parameters. Applied between 1B and 70B (llm-foundry's MPT rows span
+# 1B-70B; outside, the size is clamped: no extrapolation).
+SIZE_TREND_PER_DECADE = ((0.67 / 0.57 - 1) + (0.45 / 0.37 - 1)) / 2
+SIZE_TREND_SPAN = (1e9, 70e9)
+SIZE_TREND_PIVOT = 7e9
+# The model size each class's training row was measured at (its source in gpu_efficiency.csv):
+# hopper / ampere-dc are medians of llm-foundry's MPT 1B-70B rows (the 4th of 7 sizes: 7B);
+# blackwell-gddr is derived from the hopper value; ada GPT-2 124M (nanoGPT); cdna3 Llama 3 8B;
+# blackwell-dc Llama 3 70B. ampere-gddr's modula run states no model size: not rescaled.
+REFERENCE_PARAMS = {"hopper": 7e9, "ampere-dc": 7e9, "blackwell-gddr": 7e9, "ada": 0.124e9,
+                    "cdna3": 8.03e9, "blackwell-dc": 70.6e9}
+
+
+def _size_level(params: float) -> float:
+    n = min(max(params, SIZE_TREND_SPAN[0]), SIZE_TREND_SPAN[1])
+    return 1 + SIZE_TREND_PER_DECADE * math.log10(n / SIZE_TREND_PIVOT)
+
+
+def size_factor(params: float, cls: str) -> tuple[float, str]:
+    """(factor on the class HFU for a model of `params` parameters, why): the size trend at
+    this model over the trend at the size the class was measured at (1.0 for a class without
+    a stated size)."""
+    ref = REFERENCE_PARAMS.get(cls)
+    if ref is None:
+        return 1.0, ""
+    factor = _size_level(params) / _size_level(ref)
+    if abs(factor - 1) < 1e-9:
+        return 1.0, ""
+    return factor, (f"x {factor:.2f} for model size ({params / 1e9:.3g}B params against the "
+                    f"{ref / 1e9:.3g}B the class value was measured at; PyTorch FSDP blog "
+                    f"Table 1: +{SIZE_TREND_PER_DECADE:.1%} per decade, 1B-70B)")
 
 
 @cache

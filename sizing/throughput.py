@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from gpuprices.sizing import parallel, switches
-from gpuprices.sizing.efficiency import Efficiency, efficiency_for
+from gpuprices.sizing.efficiency import Efficiency, efficiency_for, size_factor
 from gpuprices.sizing.frameworks import profile
 from gpuprices.sizing.memory import activation_elements_per_token, lora_params
 from gpuprices.sizing.workload import Workload
@@ -122,6 +122,17 @@ def hardware_flops_per_token(w: Workload) -> float:
         a = w.arch
         flops += 2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len  # one more forward
     return flops
+
+
+def _sized_efficiency(w: Workload, eff: Efficiency, notes: list[str]) -> Efficiency:
+    """The class's HFU moved along the model-size trend from the size it was measured at to
+    the workload's (sizing/efficiency.py size_factor)."""
+    factor, why = size_factor(w.arch.params, eff.gpu_class)
+    if factor == 1.0:
+        return eff
+    notes.append(f"HFU {why}")
+    return Efficiency(eff.gpu_class, eff.hfu * factor, f"{eff.source}; {why}", eff.assumed,
+                      eff.basis)
 
 
 def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
@@ -245,7 +256,8 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
                           "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
                                               "warehouse/gpus.csv; time not estimated"])
-    eff = _precision_efficiency(w, gpu, hfu_for(gpu, w.method), notes)
+    eff = _precision_efficiency(w, gpu, _sized_efficiency(w, hfu_for(gpu, w.method), notes),
+                                notes)
     hfu, src = eff.hfu, eff.source
     if w.precision == "fp8" and gpu.fp8_dense_tflops:
         peak = gpu.fp8_dense_tflops

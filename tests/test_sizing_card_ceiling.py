@@ -53,3 +53,16 @@ def test_rtx6000ada_gets_the_l40s_matmul_share_not_the_4090s():
 def test_cards_without_a_measurement_keep_the_class_value():
     assert efficiency_for(GPUS["L40-48GB"]).hfu == efficiency_for(GPUS["RTX4090-24GB"]).hfu
     assert efficiency_for(GPUS["H100-PCIE-80GB"]).hfu == efficiency_for(GPUS["H100-SXM-80GB"]).hfu
+
+
+def test_utilisation_grows_with_model_size_between_1b_and_70b_only():
+    """PyTorch FSDP blog Table 1: HFU x1.175 (A100) and x1.216 (H100) from 7B to 70B; the
+    trend is applied from the size the class was measured at, clamped to 1B-70B."""
+    from gpuprices.sizing.efficiency import SIZE_TREND_PER_DECADE, size_factor
+    assert abs(SIZE_TREND_PER_DECADE - 0.1955) < 1e-3
+    assert size_factor(7e9, "hopper") == (1.0, "")
+    up, why = size_factor(70e9, "hopper")
+    assert abs(up - (1 + SIZE_TREND_PER_DECADE)) < 1e-9 and "70B" in why
+    assert size_factor(400e9, "hopper")[0] == up  # no extrapolation above 70B
+    assert size_factor(0.1e9, "hopper")[0] == size_factor(1e9, "hopper")[0] < 1
+    assert size_factor(8e9, "ampere-gddr") == (1.0, "")  # its source states no model size
