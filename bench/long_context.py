@@ -11,6 +11,7 @@ Reserved sources (issue 27) are not used.
 from __future__ import annotations
 
 import csv
+import statistics
 from pathlib import Path
 
 from gpuprices.sizing.memory import estimate_memory
@@ -27,7 +28,9 @@ def _workload(r: dict[str, str]) -> dict:
                 method=r["method"], precision=r["precision"], framework=r["framework"],
                 loss=r["loss"], optimizer=r["optimizer"], gpus=int(r["gpus"]),
                 gpu=r["gpu_model"], seq_len=int(r["seq_len"]), micro_batch=int(r["micro_batch"]),
-                grad_checkpointing=r["grad_checkpointing"] == "true", sharding=r["sharding"])
+                grad_checkpointing=r["grad_checkpointing"] == "true", sharding=r["sharding"],
+                activation_offload=r["activation_offload"] == "true",
+                tiled_mlp=r["tiled_mlp"] == "true", offload_params=r["offload_params"] == "true")
 
 
 def limit_rows(path: Path = LIMITS_CSV) -> list[dict]:
@@ -40,9 +43,11 @@ def limit_rows(path: Path = LIMITS_CSV) -> list[dict]:
         est = estimate_memory(workload_from_dict(d), gpu=g.gpu_model, gpus=d["gpus"],
                               capacity_gb=g.memory_gb)
         ok = est.verdict == "no" if r["documented"] == "oom" else est.verdict in ("fits", "tight")
+        measured = float(r["measured_gb"]) if r["measured_gb"] else None
         out.append(dict(label=d["name"], gpus=d["gpus"], gpu=g.gpu_model, capacity=g.memory_gb,
                         est=est.per_gpu_gb, verdict=est.verdict, documented=r["documented"],
-                        ok=ok, source=r["source"]))
+                        ok=ok, source=r["source"], measured=measured,
+                        err=(est.per_gpu_gb - measured) / measured * 100 if measured else None))
     return out
 
 
@@ -67,12 +72,20 @@ def print_long_context() -> bool:
     print("\nlong context at the card's limit (documented fits must be fits or tight, "
           "documented OOM no)")
     for r in rows:
+        meas = f"measured {r['measured']:6.1f} ({r['err']:+5.1f}%)" if r["measured"] else \
+            f"{'':23}"
         print(f"  {r['label'][:44]:44} {r['gpus']}x{r['gpu']:14} {r['est']:7.1f} of "
-              f"{r['capacity']:g} GB  {r['verdict']:5}  documented {r['documented']:4} "
+              f"{r['capacity']:g} GB  {meas}  {r['verdict']:5}  documented {r['documented']:4} "
               f"{'ok' if r['ok'] else 'WRONG'}  ({r['source']})")
     fits = [r for r in rows if r["documented"] == "fits"]
     ooms = [r for r in rows if r["documented"] == "oom"]
     all_ok = all(r["ok"] for r in rows)
+    errs = sorted(abs(r["err"]) for r in rows if r["err"] is not None)
+    if errs:
+        within = sum(e <= 25 for e in errs)
+        print(f"  rows with a published peak: {len(errs)}, median |error| "
+              f"{statistics.median(errs):.1f}%, within +-25%: {within}/{len(errs)}")
+        all_ok = all_ok and within == len(errs)
     print(f"  documented fits -> fits or tight: {sum(r['ok'] for r in fits)}/{len(fits)}; "
           f"documented OOM -> no: {sum(r['ok'] for r in ooms)}/{len(ooms)}  "
           f"{'pass' if all_ok else 'FAIL'}")

@@ -9,7 +9,14 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gpuprices.sizing import fit, hf_activations, parallel, switches, unsloth_activations
+from gpuprices.sizing import (
+    fit,
+    hf_activations,
+    parallel,
+    param_offload,
+    switches,
+    unsloth_activations,
+)
 from gpuprices.sizing.frameworks import FrameworkProfile, profile
 from gpuprices.sizing.workload import Workload
 
@@ -369,6 +376,7 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         "logits": logits / GB,
         "overhead": CUDA_CONTEXT_GB,
     }
+    _offload_params(w, prof, breakdown, notes)
     _page_optimizer(w, prof, breakdown, capacity_gb, notes)
     return MemoryEstimate(
         workload=w.name, gpu=gpu, gpus=total, breakdown=breakdown, notes=notes,
@@ -376,6 +384,22 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         margin=fit.measured_margin().margin if w.margin is None else w.margin,
         margin_measured=w.margin is None,
     )
+
+
+def _offload_params(w: Workload, prof: FrameworkProfile, breakdown: dict[str, float],
+                    notes: list[str]) -> None:
+    """Weights, gradients and optimizer states in host RAM (sizing/param_offload.py): only the
+    gathered modules in flight and their gradients are counted on the GPU."""
+    if not switches.resolve(w, prof).offload_params:
+        return
+    weights, grads = param_offload.on_gpu_bytes(w)
+    breakdown["weights"] = weights / GB
+    breakdown["gradients"] = min(breakdown["gradients"], grads / GB) if grads else \
+        breakdown["gradients"]
+    breakdown["optimizer"] = 0.0
+    notes.append(f"offload_params: weights, gradients and optimizer states in host RAM; on the "
+                 f"GPU two gathered layers + the output layer ({weights / GB:.2f} GB) and their "
+                 "gradients (DeepSpeed ZeRO-3 offload_param / offload_optimizer)")
 
 
 def _page_optimizer(w: Workload, prof: FrameworkProfile, breakdown: dict[str, float],

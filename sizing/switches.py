@@ -79,6 +79,7 @@ class Switches(NamedTuple):
     paged_optimizer: bool
     packing: bool
     tiled_mlp: bool
+    offload_params: bool
 
 
 def resolve(w: Workload, prof: FrameworkProfile) -> Switches:
@@ -93,6 +94,7 @@ def resolve(w: Workload, prof: FrameworkProfile) -> Switches:
         paged_optimizer=pick(w.paged_optimizer, w.optimizer.startswith("paged")),
         packing=pick(w.packing, False),
         tiled_mlp=pick(w.tiled_mlp, False),
+        offload_params=pick(w.offload_params, False),
     )
 
 

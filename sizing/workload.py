@@ -47,7 +47,7 @@ _CHOICES = {
 }
 # Switch fields whose default is None but whose type is fixed (sizing/switches.py).
 _SWITCH_BOOLS = ("activation_offload", "optimizer_in_backward", "paged_optimizer", "packing",
-                 "tiled_mlp")
+                 "tiled_mlp", "offload_params")
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "checkpoint_every_tokens", "gpus", "max_gpus",
              "tensor_parallel", "pipeline_parallel", "context_parallel",

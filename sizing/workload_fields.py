@@ -127,6 +127,9 @@ class Workload:
     paged_optimizer: bool | None = None  # None: true for optimizer = "paged_*"
     packing: bool | None = None  # sample packing: full rows, no padding
     tiled_mlp: bool | None = None  # MLP over sequence shards (ALST TiledMLP)
+    # ZeRO-3 offload_param + offload_optimizer (DeepSpeed ZeRO-Infinity / ZeRO-Offload): weights,
+    # gradients and optimizer states live in host RAM; the GPU holds the gathered layer(s)
+    offload_params: bool | None = None
     mean_sample_tokens: float | None = None  # mean sample length (padding waste w/o packing)
     # cost inputs (documented defaults in sizing/cost.py)
     restart_minutes: float = 15.0
