@@ -71,3 +71,12 @@ def test_offloaded_parameters_leave_two_gathered_layers_and_the_output_layer_on_
     assert on["optimizer"] == 0.0
     assert off["optimizer"] == pytest.approx(8.03e9 * 2 * 2 / 1e9)  # bf16 AdamW states
     assert on["activations"] == off["activations"]
+
+
+def test_trace_engine_refuses_offloaded_parameters_rather_than_ignoring_them():
+    from gpuprices.sizing.trace import unsupported
+    from gpuprices.sizing.workload import workload_from_dict
+    w = workload_from_dict(dict(name="x", model="Llama 3.2 1B", method="lora",
+                                precision="bf16-true", framework="hf", optimizer="adamw",
+                                seq_len=512, micro_batch=1, gpus=1, offload_params=True))
+    assert "parameter offload" in (unsupported(w) or "")
