@@ -130,7 +130,8 @@ def activation_elements_per_token(w: Workload) -> tuple[float, float]:
     h, q, kv, i = a.hidden_size, a.q_dim, a.kv_dim, a.intermediate_size
     # tiled MLP (sizing/switches.py): the i-wide MLP tensors exist for one sequence shard
     tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, profile(w.framework)))
-    mlp = 3 * i if a.mlp == "swiglu" else i
+    mlp = (3 if profile(w.framework).saves_swiglu_product else 2) * i if a.mlp == "swiglu" \
+        else i
     elems = 2 * h + (h + q + h) + (2 * q + 2 * kv) + (i + mlp) * tile
     if w.method in ("lora", "qlora"):
         elems += _lora_saved_inputs(w, tile)

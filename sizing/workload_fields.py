@@ -14,7 +14,7 @@ METHODS = ("qlora", "lora", "full", "full_8bit")
 # fp8: Transformer Engine-style fp8 matmuls, higher-precision master weights (sizing/parallel.py);
 # needs a card with fp8 tensor cores (sizing/compat.py's fp8 rule).
 PRECISIONS = ("bf16-true", "bf16-mixed", "fp16-mixed", "fp32", "fp8")
-FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
+FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth", "liger")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
 SHARDINGS = ("none", "zero2", "zero3", "fsdp")

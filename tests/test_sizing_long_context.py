@@ -80,3 +80,17 @@ def test_trace_engine_refuses_offloaded_parameters_rather_than_ignoring_them():
                                 precision="bf16-true", framework="hf", optimizer="adamw",
                                 seq_len=512, micro_batch=1, gpus=1, offload_params=True))
     assert "parameter offload" in (unsupported(w) or "")
+
+
+def test_liger_swiglu_kernel_saves_gate_and_up_not_their_product():
+    """liger_kernel/ops/swiglu.py saves a and b and recomputes silu(a) * b: the liger
+    profile's block saves one i-wide tensor less per token per layer than hf's generic count."""
+    from gpuprices.sizing.memory import estimate_memory
+    from gpuprices.sizing.workload import workload_from_dict
+    d = dict(name="x", model="Llama 3.1 8B", method="full", precision="bf16-true",
+             optimizer="adamw", seq_len=8192, micro_batch=1, grad_checkpointing=False,
+             loss="fused", gpus=1)
+    hf = estimate_memory(workload_from_dict({**d, "framework": "hf"})).breakdown
+    lg = estimate_memory(workload_from_dict({**d, "framework": "liger"})).breakdown
+    assert hf["activations"] - lg["activations"] == pytest.approx(32 * 8192 * 14336 * 2 / 1e9)
+    assert hf["logits"] == lg["logits"]
