@@ -36,6 +36,10 @@ class FrameworkProfile:
     # A gated MLP saves act(gate) for backward as well as gate and up; a fused SwiGLU kernel that
     # recomputes it in backward (Liger's LigerSiLUMulFunction saves only a and b) does not.
     saves_swiglu_product: bool = True
+    # Bytes x hidden per token a fused loss ("fused") holds: Liger's chunk of logits the size of
+    # the hidden states + the input gradient (4); Cut Cross-Entropy never writes logits to
+    # global memory, only the input gradient (2).
+    fused_bytes_per_hidden: float = 4.0
     # The framework's own LoRA autograd functions dequantize NF4 weights themselves, so no
     # bitsandbytes MatMul4Bit saves a second copy of each quantized layer's input.
     own_lora_kernels: bool = False
@@ -130,6 +134,10 @@ PROFILES: dict[str, FrameworkProfile] = {
         # unsloth_zoo.loss_utils fused_linear_cross_entropy (Cut Cross-Entropy), on unless
         # UNSLOTH_ENABLE_CCE=0 (Unsloth's generated compiled modules, 2025.8+).
         loss="fused",
+        # Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009: the logits and the
+        # log-sum-exp are computed in on-chip memory, "from 24 GB to 1 MB" for Gemma 2 2B at
+        # 8,192 tokens): only the input gradient, T x hidden x 2 B, is held.
+        fused_bytes_per_hidden=2.0,
         # use_gradient_checkpointing="unsloth" (the default in Unsloth's notebooks and
         # FastLanguageModel.get_peft_model) offloads checkpointed layer inputs to CPU RAM
         # (unsloth README / blog "long context": offloaded gradient checkpointing).

@@ -94,3 +94,17 @@ def test_liger_swiglu_kernel_saves_gate_and_up_not_their_product():
     lg = estimate_memory(workload_from_dict({**d, "framework": "liger"})).breakdown
     assert hf["activations"] - lg["activations"] == pytest.approx(32 * 8192 * 14336 * 2 / 1e9)
     assert hf["logits"] == lg["logits"]
+
+
+def test_cut_cross_entropy_holds_only_the_input_gradient():
+    """Unsloth calls Cut Cross-Entropy: T x hidden x 2 B at the loss; Liger's fused loss also
+    holds a chunk of logits the size of the hidden states (x 4 B)."""
+    from gpuprices.sizing.memory import estimate_memory
+    from gpuprices.sizing.workload import workload_from_dict
+    d = dict(name="x", model="Llama 3.1 8B", method="lora", precision="bf16-true",
+             optimizer="adamw", seq_len=65536, micro_batch=1, grad_checkpointing=True,
+             loss="fused", gpus=1, lora_dropout=False)
+    un = estimate_memory(workload_from_dict({**d, "framework": "unsloth"})).breakdown["logits"]
+    lg = estimate_memory(workload_from_dict({**d, "framework": "liger"})).breakdown["logits"]
+    assert un == pytest.approx(65536 * 4096 * 2 / 1e9)
+    assert lg == pytest.approx(2 * un)
