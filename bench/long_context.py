@@ -56,7 +56,8 @@ def loss_rows(path: Path = LOSS_CSV) -> list[dict]:
     out = []
     for r in csv.DictReader(path.open(newline="")):
         w = workload_from_dict(dict(name="loss", model=r["model"], method="full",
-                                    precision="bf16-true", framework="hf", loss=r["loss"],
+                                    precision="bf16-true", framework=r["framework"],
+                                    loss=r["loss"],
                                     optimizer="adamw", seq_len=int(r["tokens"]), micro_batch=1,
                                     grad_checkpointing=True))
         est = estimate_memory(w).breakdown["logits"]
