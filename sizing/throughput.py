@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from gpuprices.sizing import parallel, switches
 from gpuprices.sizing.efficiency import Efficiency, efficiency_for, size_factor
 from gpuprices.sizing.frameworks import profile
-from gpuprices.sizing.memory import activation_elements_per_token, lora_params
+from gpuprices.sizing.memory import NF4_BYTES, activation_elements_per_token, lora_params
 from gpuprices.sizing.workload import Workload
 from gpuprices.warehouse.gpus import GpuModel
 
@@ -210,7 +210,7 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
     frac = (gpus - 1) / gpus * share
     if w.method in ("lora", "qlora"):
         grad_bytes = lora_params(w) * 4.0
-        return 2 * frac * grad_bytes  # all-reduce of adapter gradients
+        return 2 * frac * grad_bytes + fsdp_frozen_gather_bytes(w, frac)
     p16 = w.arch.params * 2.0
     if w.sharding in ("zero3", "fsdp"):
         # Every micro-batch all-gathers the parameters for its forward and again for its
@@ -221,6 +221,19 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
         # and partitions per micro-step the same way. So gradient accumulation multiplies it.
         return 3 * frac * p16 * max(1, w.grad_accum)
     return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
+
+
+def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
+    """LoRA / QLoRA under FSDP / ZeRO-3: the frozen base is sharded too, so every micro-batch
+    all-gathers it before the forward and again before the backward (PyTorch FSDP docs, as for
+    full fine-tuning; PEFT's FSDP guide shards the base with the adapters), in 16-bit, or as
+    NF4 codes for QLoRA (the quant storage that FSDP QLoRA shards). No reduce-scatter: the base
+    has no gradients."""
+    if w.sharding not in ("zero3", "fsdp"):
+        return 0.0
+    a = w.arch
+    base = a.params * (NF4_BYTES if w.method == "qlora" else 2.0)
+    return 2 * frac * base * max(1, w.grad_accum)
 
 
 def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
@@ -238,6 +251,11 @@ def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
         / hardware_flops_per_token(w)
     if w.method == "full" and w.sharding in ("zero3", "fsdp"):
         fwd_comm, bwd_comm = t_comm / 3, 2 * t_comm / 3
+    elif w.sharding in ("zero3", "fsdp"):  # LoRA: the base gathered once per pass
+        gather = fsdp_frozen_gather_bytes(w, 1.0)
+        total = gather + 2 * lora_params(w) * 4.0
+        fwd_comm = t_comm * (gather / 2) / total if total else 0.0
+        bwd_comm = t_comm - fwd_comm
     else:
         fwd_comm, bwd_comm = 0.0, t_comm
     return max(fwd * t_comp, fwd_comm) + max((1 - fwd) * t_comp, bwd_comm)

@@ -1,6 +1,8 @@
 """FSDP over PCIe pays its all-gathers and reduce-scatters at what NCCL measures there, each
 hidden only behind the pass it belongs to (sizing/throughput.py overlapped_step)."""
 
+import pytest
+
 from gpuprices.sizing.throughput import (
     PCIE_COLLECTIVE_GBS,
     comm_bytes_per_step,
@@ -52,3 +54,24 @@ def test_short_micro_batches_on_pcie_lose_to_their_collectives_and_nvlink_does_n
     t_comp = 1024 / per_gpu
     t_comm = comm_bytes_per_step(w, 8) / (PCIE_COLLECTIVE_GBS["gen4"] * 1e9)
     assert abs(ada.scaling_efficiency - t_comp / overlapped_step(w, t_comp, t_comm)) < 1e-9
+
+
+def test_fsdp_lora_gathers_its_frozen_base_every_pass():
+    """FSDP shards the frozen base too: LoRA under FSDP all-gathers it for the forward and the
+    backward (16-bit; NF4 codes for QLoRA), besides the adapters' gradient all-reduce."""
+    from gpuprices.sizing.memory import NF4_BYTES, lora_params
+    d = dict(method="lora", precision="bf16-true", lora_rank=16, lora_targets="all",
+             grad_accum=2)
+    w = _full_8b(**d)
+    adapters = 2 * 7 / 8 * lora_params(w) * 4.0
+    base = 2 * 7 / 8 * 8.03e9 * 2.0 * 2
+    assert comm_bytes_per_step(w, 8) == pytest.approx(adapters + base)
+    q = _full_8b(**{**d, "method": "qlora"})
+    assert comm_bytes_per_step(q, 8) == pytest.approx(
+        adapters + 2 * 7 / 8 * 8.03e9 * NF4_BYTES * 2)
+    ddp = _full_8b(**{**d, "sharding": "none"})
+    assert comm_bytes_per_step(ddp, 8) == pytest.approx(adapters)
+    # on PCIe the gathers cost LoRA scaling where they did not before
+    ada = estimate_throughput(_full_8b(**{**d, "grad_accum": 1}), GPUS["RTX6000ADA-48GB"],
+                              gpus_per_node=8)
+    assert ada.scaling_efficiency < 1.0
