@@ -165,7 +165,8 @@ def test_switch_fields_are_typed():
 def test_unsloth_lora_kernels_save_no_bitsandbytes_copy():
     """Unsloth's LoRA autograd functions dequantize themselves: the QLoRA activation term loses
     bitsandbytes' copy of the four projection inputs (h + q + h + i elements per token)."""
-    same = dict(seq_len=8192, loss="full", activation_offload=False)
+    # with dropout on both (Unsloth's own default is none: its generic path is compared here)
+    same = dict(seq_len=8192, loss="full", activation_offload=False, lora_dropout=True)
     hf, un = _gb(_w(**same), "activations"), _gb(_w(framework="unsloth", **same), "activations")
     copy = 8192 * (4096 * 3 + 14336) * 2 / 1e9
     # and hf's residual stream is fp32 (prepare_model_for_kbit_training), Unsloth's bf16: the 32
@@ -196,3 +197,11 @@ def test_unsloth_kernels_save_the_layer_inputs_once_and_recompute_the_swiglu_pro
     # with dropout Unsloth's fast paths are off: the generic count (larger) applies
     assert _gb(_w(framework="unsloth", **{**same, "lora_dropout": True}), "activations") > \
         _gb(un, "activations") * 1.3
+
+
+def test_unsloth_recipes_default_to_no_dropout():
+    """Unsloth's get_peft_model recipes set lora_dropout = 0; an unsloth workload that does not
+    say otherwise gets its fast-kernel count, other frameworks keep the field's default."""
+    assert _w(framework="unsloth").lora_dropout is False
+    assert _w(framework="unsloth", lora_dropout=True).lora_dropout is True
+    assert _w(framework="hf").lora_dropout is True
