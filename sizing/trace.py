@@ -104,8 +104,9 @@ def unsupported(w: Workload, gpus: int = 1) -> str | None:
         return (f"framework {w.framework}: its fused / chunked kernels are not the Hugging Face "
                 "step the trace runs")
     if w.loss not in (None, "full") or w.activation_offload or w.tiled_mlp \
-            or w.optimizer_in_backward:
-        return "memory switches (chunked/fused loss, offload, tiled MLP, optimizer in backward)"
+            or w.optimizer_in_backward or w.offload_params:
+        return ("memory switches (chunked/fused loss, offload, tiled MLP, optimizer in backward, "
+                "parameter offload)")
     return None
 
 
