@@ -21,8 +21,8 @@ def last_load(source: Source) -> dict[str, Any]:
     at least one of these (a load that loads nothing records nothing), so together they tag
     a version of the warehouse's answers (the API's ETag)."""
     with reading(source) as con:
-        snap, as_of = con.execute("SELECT snapshot_date, as_of FROM latest_snapshot").fetchone()
-        run = con.execute("SELECT max(finished_at), count(*) FROM run_log").fetchone()
-        part = con.execute("SELECT max(loaded_at), count(*) FROM lake_loads").fetchone()
+        snap, as_of = con.execute("SELECT snapshot_date, as_of FROM latest_snapshot").fetchall()[0]
+        run = con.execute("SELECT max(finished_at), count(*) FROM run_log").fetchall()[0]
+        part = con.execute("SELECT max(loaded_at), count(*) FROM lake_loads").fetchall()[0]
     return {"snapshot_date": snap, "as_of": as_of, "last_run_finished_at": run[0],
             "runs": run[1], "last_partition_loaded_at": part[0], "partitions": part[1]}

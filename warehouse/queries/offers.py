@@ -80,7 +80,7 @@ def offers_now(source: Source, *, gpu_model: str | None = None, provider: str | 
 def warehouse_today(source: Source) -> dt.date:
     """The warehouse's "now": latest_snapshot.as_of. ValueError when it holds no offers."""
     with reading(source) as con:
-        row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
+        row = con.execute("SELECT as_of FROM latest_snapshot").fetchall()[0]
     if not row or row[0] is None:
         raise ValueError("the warehouse holds no offers")
     return row[0]
@@ -102,4 +102,4 @@ def priced_offers(source: Source, day: dt.date, currency: str = "USD",
 def usd_factor(source: Source, currency: str, day: dt.date) -> float | None:
     """USD -> `currency` on `day` (fx_factor; None without a rate)."""
     with reading(source) as con:
-        return con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, day]).fetchone()[0]
+        return con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, day]).fetchall()[0][0]

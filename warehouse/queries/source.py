@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,11 +61,14 @@ def reading(source: Source, timeout_s: float | None = None
 def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
           ) -> pa.Table:
     """`sql` with the named parameters ($name) it uses, as an Arrow table."""
-    # DuckDB refuses named parameters a statement does not use; a relation (con.sql) hands its
-    # result to Arrow without the extra copy a DB-API cursor makes.
+    # DuckDB refuses named parameters a statement does not use. execute(), not sql(): a caller's
+    # connection may hold an unfetched result, which DuckDB 2 lets only execute() replace; the
+    # extra copy it warns about is small for answers of this size.
     used = set(re.findall(r"\$(\w+)", sql))
-    return con.sql(sql, params={k: v for k, v in (params or {}).items() if k in used} or None
-                   ).to_arrow_table()
+    cur = con.execute(sql, {k: v for k, v in (params or {}).items() if k in used} or None)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+        return cur.to_arrow_table()
 
 
 def out(table: pa.Table, pandas: bool) -> Any:
