@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 import uvicorn
 
+from gpuprices.flows.channels import mcp_server
 from gpuprices.flows.channels.http_api import create_app
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.config import settings_from
@@ -39,6 +40,16 @@ def api(
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
 
 
+def mcp(data_dir: DataDir = None) -> None:
+    """Serve the warehouse to AI assistants as a Model Context Protocol server on stdio
+    (tools: cheapest_now, offers_now, offer_history, price_changes, price_index,
+    stale_providers, rank). An MCP client starts it as a command, e.g.
+    `gpuprices mcp --data-dir /srv/gpuprices/data`."""
+    settings = settings_from(data_dir)
+    mcp_server.serve(settings.db_path)
+
+
 def register(app: typer.Typer) -> None:
-    """Add `api` to the main gpuprices app."""
+    """Add `api` and `mcp` to the main gpuprices app."""
     app.command("api")(api)
+    app.command("mcp")(mcp)
