@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 import duckdb
 import pyarrow as pa
+import uvicorn
 from fastapi import Body, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
@@ -246,3 +247,8 @@ def _iso(t: float | None) -> str | None:
 def _http_date(t: dt.datetime | None) -> str:
     t = t or dt.datetime.now(dt.UTC)
     return t.astimezone(dt.UTC).strftime("%a, %d %b %Y %H:%M:%S GMT")
+
+
+def run(app: FastAPIOffline, host: str, port: int) -> None:
+    """Serve `app` until SIGTERM or Ctrl-C (uvicorn stops cleanly on both)."""
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-import uvicorn
 
-from gpuprices.flows.channels import mcp_server
-from gpuprices.flows.channels.http_api import create_app
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.config import settings_from
 
@@ -32,12 +29,15 @@ def api(
     /offers/{id}/history, /changes, /index, /stale, POST /rank, /healthz; JSON, CSV or Parquet;
     OpenAPI at /docs. It answers from its own copy of warehouse.duckdb, renewed after each
     load, so it never holds up a load and keeps serving while one runs."""
+    # FastAPI and uvicorn load in about a second: only this command imports them.
+    from gpuprices.flows.channels import http_api
+
     settings = settings_from(data_dir)
-    app = create_app(settings.db_path, settings.data_dir / "api",
-                     default_rows=min(default_rows, max_rows), max_rows=max_rows,
-                     timeout_s=timeout)
+    app = http_api.create_app(settings.db_path, settings.data_dir / "api",
+                              default_rows=min(default_rows, max_rows), max_rows=max_rows,
+                              timeout_s=timeout)
     typer.echo(f"gpuprices api: http://{host}:{port}/docs (warehouse {settings.db_path})")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    http_api.run(app, host, port)
 
 
 def mcp(data_dir: DataDir = None) -> None:
@@ -45,6 +45,8 @@ def mcp(data_dir: DataDir = None) -> None:
     (tools: cheapest_now, offers_now, offer_history, price_changes, price_index,
     stale_providers, rank). An MCP client starts it as a command, e.g.
     `gpuprices mcp --data-dir /srv/gpuprices/data`."""
+    from gpuprices.flows.channels import mcp_server  # the mcp package: only this command
+
     settings = settings_from(data_dir)
     mcp_server.serve(settings.db_path)
 
