@@ -20,35 +20,20 @@ from gpuprices.flows.cli.options import ArchiveDir, DataDir
 from gpuprices.flows.config import default_currency, settings_from
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
 from gpuprices.flows.pipeline import index_rebuild, progress
-from gpuprices.warehouse import db, index_method, index_store
+from gpuprices.warehouse import db, index_method, index_store, queries
 
 console = Console(width=None if os.isatty(1) else 200)
 err = Console(stderr=True, width=None if os.isatty(2) else 160)
 
 PRICINGS = ("on_demand", "spot", "committed")
 
-# Columns of one index row as the command prints it (value and band in the asked currency).
-_SQL = """
-SELECT day, gpu_model, pricing_model, segment,
-       round(value_usd * f, 6) AS value, round(band_low_usd * f, 6) AS band_low,
-       round(band_high_usd * f, 6) AS band_high, panel, members, reason, method_version
-FROM (SELECT *, fx_factor('USD', $cur, day) AS f FROM price_index_daily)
-WHERE pricing_model = $pricing AND segment = $segment
-  AND ($gpu IS NULL OR gpu_model = $gpu)
-  AND ($from IS NULL OR day >= $from) AND ($to IS NULL OR day <= $to)
-  AND ($all_days OR value_usd IS NOT NULL)
-ORDER BY gpu_model, day
-"""
-
-
 def index_rows(con, gpu: str | None, pricing: str, segment: str, start: dt.date | None,
                end: dt.date | None, currency: str, all_days: bool) -> list[dict[str, Any]]:
-    """The stored index rows asked for, value and band converted from USD with the warehouse's
-    fx_factor on each day (a day without a rate: no value, said in `reason`)."""
-    cur = con.execute(_SQL, {"cur": currency, "pricing": pricing, "segment": segment,
-                             "gpu": gpu, "from": start, "to": end, "all_days": all_days})
-    names = [d[0] for d in cur.description]
-    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    """The stored index rows asked for (warehouse/queries/index.py), members as a list; a day
+    without a rate in `currency` says so in `reason`."""
+    rows = queries.rows(queries.price_index(con, gpu_model=gpu, pricing_model=pricing,
+                                            segment=segment, start=start, end=end,
+                                            currency=currency, all_days=all_days))
     for r in rows:
         r["members"] = json.loads(r["members"])
         r["currency"] = currency

@@ -16,9 +16,7 @@ from rich.markup import escape
 
 from gpuprices.flows import loading
 from gpuprices.flows.cli import (
-    archive as archive_commands,  # `archive` is each command's --archive option
-)
-from gpuprices.flows.cli import (
+    api,
     bench,
     compare,
     plan,
@@ -29,6 +27,9 @@ from gpuprices.flows.cli import (
     sql_output,
     watch,
     worker,
+)
+from gpuprices.flows.cli import (
+    archive as archive_commands,  # `archive` is each command's --archive option
 )
 from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
 from gpuprices.flows.cli.options import ArchiveDir, DataDir, ProviderOpt, providers_or_all
@@ -307,9 +308,10 @@ def sql(
 # (quarantine review), sizing, the benchmark plan, recording measured benchmark results,
 # rent/reserve/own, the weekly report with the served schedules, and the team mode's worker.
 # `pull` fetches the latest warehouse published to object storage; `index` the price index;
-# `watch` evaluates price rules and sends their news.
+# `watch` evaluates price rules and sends their news; `api` serves the warehouse over HTTP
+# (and `mcp` to AI assistants).
 for _module in (archive_commands, quarantine, sizing, plan, bench, compare, report, worker, pull,
-                index_commands, watch):
+                index_commands, watch, api):
     _module.register(app)
 
 
