@@ -121,3 +121,16 @@ def test_snapshots_follow_the_cadence():
     runpod = [Capture(provider="runpod", url="https://api.runpod.io/graphql", body=b"{}",
                       captured_at=t) for t in at]
     assert parsing.snapshots_of(runpod, "runpod") == [runpod]
+
+
+def test_a_move_against_the_day_before_is_reported_once_per_day(settings):
+    """Every snapshot of an hourly day is gated against the day before, so a price that moved
+    overnight moves again in each snapshot: the run summary and alerts hear of it once."""
+    body, old_cents, new_cents = _changed_body()
+    append_captures(settings.archive_root, [_capture(BODY, FIRST - dt.timedelta(days=1)),
+                                            _capture(body, FIRST), _capture(body, SECOND)])
+    pipeline.replay(settings, "hyperbolic", (DAY - dt.timedelta(days=1)).isoformat())
+    (res,) = pipeline.replay(settings, "hyperbolic", DAY.isoformat())
+    assert res.status == "ok" and res.moves
+    assert len({m.ident for m in res.moves}) == len(res.moves)
+    assert {(m.old, m.new) for m in res.moves} == {(old_cents / 100, new_cents / 100)}

@@ -151,14 +151,21 @@ def _gate_snapshots(offers: list[Offer], ref: gates.Reference) -> gates.GateResu
     if len(groups) <= 1:
         return gates.run_gates(offers, ref)
     out = gates.GateResult()
+    moves: dict[object, gates.Move] = {}
     for key in sorted(groups, key=lambda t: (t is not None, t)):
         one = gates.run_gates(groups[key], ref)
         out.good += one.good
         out.bad += one.bad
-        out.moves += one.moves
+        # Each snapshot is judged against the day before: an offer that moved at 09:00 moves
+        # again in every later snapshot. The run summary and alerts hear of it once, at its
+        # latest price; a held-back move is kept over a loaded one.
+        for m in one.moves:
+            if m.quarantined or not getattr(moves.get(m.ident), "quarantined", False):
+                moves[m.ident] = m
         out.unmapped = sorted(set(out.unmapped) | set(one.unmapped))
         out.no_band = sorted(set(out.no_band) | set(one.no_band))
         out.degraded = one.degraded  # the latest snapshot's row count speaks for the day
+    out.moves = list(moves.values())
     return out
 
 
