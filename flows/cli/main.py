@@ -263,11 +263,14 @@ def nightly(
     os.environ.update(prefect_env(settings))
     # Prefect reads PREFECT_HOME when first imported: the flow module is imported only now, after
     # the data folder's Prefect environment is set, never at the top of this module.
-    from gpuprices.flows.nightly import nightly_flow
+    from gpuprices.flows.nightly import head_start, nightly_flow
 
     providers = providers_or_all(provider)
     with run_lock(settings), _progress(settings, providers, replay):
-        results = nightly_flow(settings, providers, replay, run_id := pipeline.new_run_id())
+        run_id = pipeline.new_run_id()
+        # The providers' work begins now, while the flow's Prefect server starts (nightly.py).
+        with head_start(settings, providers, replay, run_id):
+            results = nightly_flow(settings, providers, replay, run_id)
     raise typer.Exit(_report(results, settings, run_id))
 
 
