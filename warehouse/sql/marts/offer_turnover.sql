@@ -9,6 +9,8 @@
 -- or disappeared, whatever source each snapshot read it from (warehouse/identity.py: a history
 -- export one week and the pricing page the next list the same offers).
 --
+-- A day with several snapshots (an hourly provider) counts its latest (is_day_last).
+--
 -- Only where the other snapshot was read: an offer counts as disappeared only if the newer
 -- snapshot lists some offer of the provider in its region, and as appeared only if the older
 -- one does. A source that covers fewer regions is not a withdrawal: GCP's pricing page
@@ -33,14 +35,15 @@ FROM (
         o.commitment_months, o.variant
     FROM sides AS s
     JOIN offer_observations AS o
-      ON o.provider = s.provider AND o.snapshot_date = s.listed_on
+      ON o.provider = s.provider AND o.snapshot_date = s.listed_on AND o.is_day_last
     WHERE NOT EXISTS (
         SELECT 1 FROM offer_observations AS a
-        WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.offer_id = o.offer_id
+        WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.is_day_last
+          AND a.offer_id = o.offer_id
     )
       AND EXISTS (
         SELECT 1 FROM offer_observations AS r
-        WHERE r.provider = s.provider AND r.snapshot_date = s.absent_on
+        WHERE r.provider = s.provider AND r.snapshot_date = s.absent_on AND r.is_day_last
           AND r.region IS NOT DISTINCT FROM o.region
     )
 )
