@@ -27,8 +27,22 @@ def _up(**kw) -> float:
 
 def test_only_the_hf_code_path_has_them():
     assert _up() > 0
-    for fw in ("torchtune", "litgpt", "unsloth"):
+    for fw in ("torchtune", "litgpt", "unsloth", "liger", "megatron", "torchtitan"):
         assert _up(framework=fw) == 0
+    # Unsloth's own kernels (no dropout, its default) and Liger's RMSNorm (model dtype) neither
+    for fw in ("unsloth", "liger"):
+        assert _up(framework=fw, lora_dropout=False) == 0
+        assert _up(framework=fw, method="full") == 0
+
+
+def test_the_rmsnorm_upcast_is_counted_once():
+    """hf full fine-tuning: the 16-bit activations term is the generic count any other
+    framework without its own kernels gets (torchtune), and the fp32 norms are only in the
+    upcast term, once."""
+    hf = estimate_memory(_w(method="full"), gpus=1).breakdown
+    tt = estimate_memory(_w(method="full", framework="torchtune"), gpus=1).breakdown
+    assert hf["activations"] == pytest.approx(tt["activations"])
+    assert hf["fp32 upcasts"] == pytest.approx(2 * 2 * 4096 * 2048 * 32 / 1e9)
 
 
 def test_full_fine_tuning_pays_the_rmsnorm_upcast_only():
