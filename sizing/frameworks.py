@@ -6,7 +6,7 @@ model is framework-independent (parameter counts x bytes, saved activations of t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -189,29 +189,29 @@ PROFILES: dict[str, FrameworkProfile] = {
         # train.py: loss_parallel_enabled = tp_enabled and not disable_loss_parallel)
         vocab_parallel_loss=True,
     ),
-    # transformers models patched with Liger Kernel (linkedin/Liger-Kernel; TRL / HF Trainer
-    # `use_liger_kernel=True`, ArcticTraining `model.type: liger`), full fine-tuning as its
-    # published runs do. LoRA through it is counted by the generic block count (PEFT's modules
-    # are not re-read for it).
-    "liger": FrameworkProfile(
-        name="liger",
-        logits_bytes=4.0,
-        logits_note="LigerFusedLinearCrossEntropy: one chunk of logits + the input gradient",
-        adapter_bytes=4.0,
-        adapter_note="PEFT autocast_adapter_dtype=True: adapters in fp32",
-        quantize_lm_head=False,
-        fsdp_full_weight_copy=False,
-        fsdp_note="FSDP/ZeRO-3: 1/n of weights + two all-gathered layer units (prefetch)",
-        # apply_liger_kernel_to_llama(fused_linear_cross_entropy=True) is the default patch
-        # (liger_kernel/transformers/monkey_patch.py): the T x vocab logits never exist.
-        loss="fused",
-        # liger_kernel/ops/swiglu.py LigerSiLUMulFunction.forward: ctx.save_for_backward(a, b);
-        # silu(a) * b is recomputed in backward. LigerRMSNorm saves its input in the model dtype
-        # with a per-row fp32 rstd (liger_kernel/ops/rms_norm.py), not an fp32 copy.
-        saves_swiglu_product=False,
-        kbit_fp32_unquantized=True,
-    ),
 }
+
+
+# transformers models patched with Liger Kernel (linkedin/Liger-Kernel; TRL / HF Trainer
+# `use_liger_kernel=True`, ArcticTraining `model.type: liger`), full fine-tuning as its published
+# runs do: the hf profile (PEFT adapters, bitsandbytes integration, FSDP) with Liger's loss and
+# kernels in place of transformers' modules.
+PROFILES["liger"] = replace(
+    PROFILES["hf"],
+    name="liger",
+    logits_bytes=4.0,
+    logits_note="LigerFusedLinearCrossEntropy: one chunk of logits + the input gradient",
+    # apply_liger_kernel_to_llama(fused_linear_cross_entropy=True) is the default patch
+    # (liger_kernel/transformers/monkey_patch.py): the T x vocab logits never exist.
+    loss="fused",
+    # liger_kernel/ops/swiglu.py LigerSiLUMulFunction.forward: ctx.save_for_backward(a, b);
+    # silu(a) * b is recomputed in backward. LigerRMSNorm saves its input in the model dtype
+    # with a per-row fp32 rstd (liger_kernel/ops/rms_norm.py), not an fp32 copy.
+    saves_swiglu_product=False,
+    # LoRA under it is counted by the generic block count: PEFT's modules beside Liger's
+    # kernels are not re-read (and transformers' fp32 RMSNorm, sizing/upcasts.py, is replaced).
+    hf_lora_modules=False,
+)
 
 
 def profile(name: str) -> FrameworkProfile:
