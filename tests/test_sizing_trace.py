@@ -67,17 +67,37 @@ def test_checkpointing_lowers_the_traced_peak():
     assert ckpt.peak_bytes < 0.8 * plain.peak_bytes
 
 
-def test_size_engine_trace_json(tmp_path):
+def _size_trace_json(tmp_path, body: str) -> list[dict]:
     toml = tmp_path / "w.toml"
-    toml.write_text('[[workload]]\nname = "small"\nmodel = "Qwen2.5 0.5B"\nmethod = "full"\n'
-                    'seq_len = 512\ngpu = "L4-24GB"\n\n'
-                    '[[workload]]\nname = "q"\nmodel = "Qwen2.5 0.5B"\nmethod = "qlora"\n')
+    toml.write_text(body)
     res = CliRunner().invoke(app, ["size", str(toml), "--engine", "trace", "--json"])
     assert res.exit_code == 0, res.output
-    small, q = json.loads(res.stdout)
-    tr = small["trace"]
-    assert tr["supported"] and tr["verdict"] in ("fits", "tight", "no")
-    assert tr["difference_gb"] == pytest.approx(tr["per_gpu_gb"] - small["per_gpu_gb"], abs=0.02)
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize(("body", "verdicts", "sharded_param_gb"), [
+    pytest.param('[[workload]]\nname = "small"\nmodel = "Qwen2.5 0.5B"\nmethod = "full"\n'
+                 'seq_len = 512\ngpu = "L4-24GB"\n', ("fits", "tight", "no"), None,
+                 id="one-gpu-full"),
+    # one rank of a 2-rank FSDP job: the frozen bf16 base split over two ranks, 8.03e9 x 2 B / 2
+    pytest.param('[[workload]]\nname = "l8"\nmodel = "Llama 3.1 8B"\nmethod = "lora"\n'
+                 'sharding = "fsdp"\ngpus = 2\nseq_len = 2048\ngrad_checkpointing = true\n'
+                 'gpu = "A100-SXM-80GB"\n', ("fits",), 8.03, id="fsdp-2-rank-lora-8b"),
+])
+def test_size_engine_trace_json(tmp_path, body, verdicts, sharded_param_gb):
+    (row,) = _size_trace_json(tmp_path, body)
+    tr = row["trace"]
+    assert tr["supported"] and tr["verdict"] in verdicts
+    assert tr["difference_gb"] == pytest.approx(tr["per_gpu_gb"] - row["per_gpu_gb"], abs=0.02)
+    if sharded_param_gb is not None:
+        assert tr["peak_breakdown_gb"]["Sharded Param"] == pytest.approx(sharded_param_gb,
+                                                                         rel=0.02)
+        assert abs(tr["difference_pct"]) < 25
+
+
+def test_size_engine_trace_json_names_why_qlora_is_not_traced(tmp_path):
+    (q,) = _size_trace_json(tmp_path, '[[workload]]\nname = "q"\nmodel = "Qwen2.5 0.5B"\n'
+                                      'method = "qlora"\n')
     assert q["trace"] == {"supported": False, "reason": trace.unsupported(
         workload_from_dict(dict(name="q", model="Qwen2.5 0.5B", method="qlora")))}
 
@@ -99,21 +119,6 @@ def test_one_fsdp_rank_holds_its_shard_of_the_fp32_weights_and_adam_states(gpus)
     assert b["Unsharded Param"] < params * 2 / 2
     one = trace.trace(replace(w, sharding="none", gpus=1), 1)
     assert t.peak_bytes < one.peak_bytes
-
-
-def test_size_traces_a_2_rank_fsdp_lora_of_an_8b(tmp_path):
-    toml = tmp_path / "w.toml"
-    toml.write_text('[[workload]]\nname = "l8"\nmodel = "Llama 3.1 8B"\nmethod = "lora"\n'
-                    'sharding = "fsdp"\ngpus = 2\nseq_len = 2048\ngrad_checkpointing = true\n'
-                    'gpu = "A100-SXM-80GB"\n')
-    res = CliRunner().invoke(app, ["size", str(toml), "--engine", "trace", "--json"])
-    assert res.exit_code == 0, res.output
-    (row,) = json.loads(res.stdout)
-    tr = row["trace"]
-    assert tr["supported"] and tr["verdict"] == "fits"
-    # the frozen bf16 base split over two ranks: 8.03e9 x 2 B / 2
-    assert tr["peak_breakdown_gb"]["Sharded Param"] == pytest.approx(8.03, rel=0.02)
-    assert abs(tr["difference_pct"]) < 25
 
 
 def test_litgpt_fsdp_adds_its_full_weight_copy_as_a_named_term():
