@@ -13,8 +13,11 @@ build of torch). They are imported inside the functions that trace, never at thi
 top: the rest of sizing/ stays pure Python, and `import gpuprices.sizing.trace` (what the CLI does
 to ask `available()`) costs nothing when the extra is not installed.
 
-What it cannot see (`unsupported()` says which applies): QLoRA and 8-bit optimizers
-(bitsandbytes kernels are CUDA-only), fused CUDA kernels (fused or chunked losses of other
+What it cannot see (`unsupported()` says which applies): QLoRA, 8-bit base weights and 8-bit
+optimizers (the traced model is built in 16/32-bit and never quantized; bitsandbytes itself no
+longer needs CUDA: 0.50 registers CPU kernels and fake-tensor shapes for its NF4 ops,
+bitsandbytes/backends/cpu/ops.py and _ops.py `register_fake`, so a fake 4-bit base is the next
+step, not built here), fused CUDA kernels (fused or chunked losses of other
 frameworks), tensor / pipeline / context parallelism, ZeRO-1/2, activation offloading; and the
 CUDA context, which lives outside PyTorch's allocator (added as sizing/memory.py's documented
 CUDA_CONTEXT_GB term).
@@ -85,8 +88,8 @@ def available() -> bool:
 def unsupported(w: Workload, gpus: int = 1) -> str | None:
     """Why the trace engine cannot estimate this workload, or None when it can."""
     if w.method not in ("lora", "full"):
-        return (f"method {w.method}: bitsandbytes kernels are CUDA-only, a CPU trace cannot "
-                "run them")
+        return (f"method {w.method}: the trace builds a 16-bit base and does not quantize it "
+                "(bitsandbytes' CPU NF4 / int8 kernels are not wired in)")
     if max(w.tensor_parallel, w.pipeline_parallel, w.context_parallel) > 1:
         return ("multi-GPU: tensor, pipeline and context parallelism are not traced (only "
                 "FSDP / ZeRO-3 sharding of one rank is)")
@@ -99,7 +102,8 @@ def unsupported(w: Workload, gpus: int = 1) -> str | None:
     if w.precision not in ("bf16-true", "bf16-mixed", "fp32"):
         return f"precision {w.precision}: not traceable with CPU autocast"
     if w.optimizer != "adamw":
-        return f"optimizer {w.optimizer}: bitsandbytes optimizers are CUDA-only"
+        return (f"optimizer {w.optimizer}: the trace steps torch's AdamW only (bitsandbytes' "
+                "8-bit states are not wired in)")
     if w.framework not in TRACED_FRAMEWORKS:
         return (f"framework {w.framework}: its fused / chunked kernels are not the Hugging Face "
                 "step the trace runs")

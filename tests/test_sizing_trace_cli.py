@@ -38,7 +38,7 @@ def test_the_default_engine_adds_no_trace_field():
 def test_lora_and_full_training_on_one_gpu_or_fsdp_sharded_are_traced():
     why = {w.name: trace.unsupported(w, w.gpus or 1) for w in load_workloads(WORKLOADS)}
     assert why["lora-qwen2.5-32b"] is None
-    assert "CUDA-only" in why["qlora-llama3.1-70b"]
+    assert "does not quantize" in why["qlora-llama3.1-70b"]
     # one rank of the 8-GPU FSDP full fine-tune is traced (fake process group)
     assert why["full-llama3.1-8b-8gpu"] is None
     w8 = next(w for w in load_workloads(WORKLOADS) if w.name == "full-llama3.1-8b-8gpu")
