@@ -90,3 +90,14 @@ def test_size_names_the_split_in_its_breakdown():
     lay = obj["parallel"]
     assert (lay["vocab_parallel_loss"], lay["pipeline_schedule"], lay["virtual_stages"],
             lay["pipeline_micro_batches"]) == (True, "1f1b", 1, 16)
+
+
+def test_a_layout_that_does_not_fit_keeps_the_split_label_and_has_no_speed():
+    # 64 GPUs: TP 8 x PP 8 with no data parallelism left to shard the states over
+    res = CliRunner().invoke(app, ["size", str(PRETRAINING), "--gpus", "64", "--json"])
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads(res.stdout)
+    assert r["verdict"] == "no"
+    assert r["breakdown_labels"]["logits"] == "logits, vocabulary-parallel over TP 8"
+    assert r["tokens_per_s"] is None and r["hours"] is None
+    assert r["would_fit"]["gpus"] > 64
