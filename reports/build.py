@@ -111,7 +111,7 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep.trend, rep.trend_ends = sections.trend(con, end, currency, max_age_days)
     rep.history = sections.history(con, end, currency)
     rep.index, rep.index_series = index_section.section(con, end)
-    rep.changes = sections.changes(con, start, end, currency)
+    rep.changes = sections.changes(con, start, end, currency, max_age_days)
     rep.health = sections.health(con, start, end, max_age_days)
     if rep.workloads:
         rep.headline = choices_table(rep.workloads)

@@ -145,11 +145,36 @@ def history(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> Tabl
                   Column("providers", "from providers")], _joined_providers(rows))
 
 
-def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, currency: str
-            ) -> list[Table]:
-    """The week's price changes, appeared and disappeared offers, announced prices."""
-    rows = view_rows(con, "SELECT * FROM price_changes_between(?::DATE, ?::DATE, ?)",
-                     start, end, currency)
+def _too_far_apart(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date,
+                   max_age: int) -> tuple[str, str]:
+    """What the week's change tables leave out because the snapshots compared are more than
+    `max_age` days apart: (price differences, providers not compared), each a sentence or ''."""
+    diffs = view_rows(con, "SELECT provider, min(old_date) AS since, count(*) AS n "
+                           "FROM price_changes WHERE new_date BETWEEN ?::DATE AND ?::DATE "
+                           "AND gap_days > ? GROUP BY provider ORDER BY provider",
+                      start, end, max_age)
+    pairs = view_rows(con, "SELECT * FROM week_snapshot_pairs(?::DATE, ?::DATE, "
+                           "max_age_days := ?) WHERE NOT comparable ORDER BY provider",
+                      start, end, max_age)
+    price = (f"Not counted (against a snapshot more than {max_age} days older, the age limit: "
+             "not a change of this week; the view price_changes lists them): " + "; ".join(
+                 f"{r['provider']} {r['n']} price differences, against prices as old as "
+                 f"{r['since']}" for r in diffs) + ".") if diffs else ""
+    turnover = ("Not compared: " + "; ".join(
+        f"{r['provider']} ({r['new_date']} against {r['old_date']}, {r['gap_days']} days apart)"
+        for r in pairs) + f": snapshots more than {max_age} days apart (the age limit) make no "
+        "offer appear or disappear.") if pairs else ""
+    return price, turnover
+
+
+def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, currency: str,
+            max_age: int) -> list[Table]:
+    """The week's price changes, appeared and disappeared offers (between snapshots at most
+    `max_age` days apart: older ones are named in the tables' notes, never counted), announced
+    prices."""
+    rows = view_rows(con, "SELECT * FROM price_changes_between(?::DATE, ?::DATE, ?, "
+                          "max_age_days := ?)", start, end, currency, max_age)
+    price_note, turnover_note = _too_far_apart(con, start, end, max_age)
     changed = Table("price_changes_week", "Biggest price changes this week", [
         Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
         Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
@@ -157,10 +182,10 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
         Column("old_gpu_hour", f"old /GPU-h {currency}", "money"),
         Column("new_gpu_hour", f"new /GPU-h {currency}", "money"),
         Column("pct_change", "change", "pct"),
-    ], rows, total=len(rows))
+    ], rows, total=len(rows), note=price_note)
     appeared, gone = [], []
-    for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE)",
-                       start, end):
+    for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE, "
+                            "max_age_days := ?)", start, end, max_age):
         change, day = r.pop("change"), r.pop("listed_on")
         r["age_days"] = (end - day).days
         if change == "appeared":
@@ -173,10 +198,10 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
     age = [Column("age_days", "age (days)", "int")]
     appeared_t = Table("offers_appeared", "Offers that appeared this week",
                        cols[:1] + [Column("since", "first seen")] + age + cols[1:], appeared,
-                       total=len(appeared))
+                       total=len(appeared), note=turnover_note)
     gone_t = Table("offers_disappeared", "Offers that disappeared this week",
                    cols[:1] + [Column("last_seen", "last seen")] + age + cols[1:], gone,
-                   total=len(gone))
+                   total=len(gone), note=turnover_note)
     ann = view_rows(con, "SELECT * FROM announced_prices(?::DATE, ?)", end, currency)
     ann_t = Table("announced_prices", "Announced future prices", [
         Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),

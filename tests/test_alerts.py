@@ -82,10 +82,13 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     text = summary.read_text()
     for part in ("## Providers", "| runpod | 2026-09-30 | ok |", "## Failures",
                  "## Quarantined rows", "## Unmapped GPU names", "## Largest price moves",
-                 # the failure and six moves of 20 % or more: B200 +30 %, H100 PCIe +20.9 %, and
-                 # four H100 prices of the 2023 page against the 2025 page, one offer each
-                 # since the page's names map to the API's GPU ids
-                 "Webhook: 7 alerts posted."):
+                 # the failure and one move of 20 % or more: B200 +30 % against the day
+                 # before. The 2023 page's H100 prices against the 2025 page (two years) and
+                 # the 2026-08-25 answer against 2026-08-10 (15 days) are over the 14-day age
+                 # limit: differences, not moves of the night, counted apart
+                 "Webhook: 2 alerts posted.",
+                 "Not counted as moves (against a snapshot more than 14 days older, the age "
+                 "limit): runpod "):
         assert part in text, part
     # The failed night: stale, still serving its last good snapshot, with its age.
     assert "| runpod | 2026-11-01 | stale (failed; serving 2026-09-30, 32 days old) |" in text
@@ -98,13 +101,16 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     stale = "*FAILED* runpod 2026-11-01 (stale: serving 2026-09-30"
     assert any(t.startswith(stale) for t in texts)
     assert any(t.startswith("*MOVE* runpod NVIDIA B200") and "+30.0 %" in t for t in texts)
+    assert not [t for t in texts if t.startswith("*MOVE*") and "B200" not in t]
+    assert "against prices as old as 2023-09-29" in text
     for where in (r.stdout, r.stderr, text, json.dumps(payload)):
         assert "S3cr3t" not in where and "SECRET" not in where
 
 
 def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, hook):
-    # 60: above the largest move of the archive (H100 PCIe community -50.1 %, 2023 -> 2025)
-    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "60", "no_proxy": "127.0.0.1",
+    # 31: above the one move within the age limit (B200 +30 %, a day apart); the larger
+    # differences against the 2023 page (H100 PCIe community -50.1 %) are no moves at all
+    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "31", "no_proxy": "127.0.0.1",
            "NO_PROXY": "127.0.0.1"}
     gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive), env=env)
     ((_, _, payload),) = Hook.posts
@@ -166,6 +172,26 @@ def test_no_webhook_no_payload_when_nothing_happened():
     assert alerts.alert_payload("r", [ok], threshold_pct=20) is None
     ok.moves = [gates.Move(small.ident, 1.0, 1.25, small.old_date, "USD")]
     assert "*MOVE*" in json.dumps(alerts.alert_payload("r", [ok], threshold_pct=20))
+
+
+def test_a_move_is_against_a_snapshot_within_the_age_limit_or_a_row_the_gates_held():
+    day = dt.date(2026, 10, 4)
+    ident = identity.from_record({"provider": "crusoe", "sku": "8xH100", "region": "us-east",
+                                  "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
+                                  "pricing_model": "on_demand", "currency": "USD"})
+    at_limit = gates.Move(ident, 1.0, 1.5, day - dt.timedelta(days=14), "USD")
+    over = gates.Move(ident, 1.0, 1.6, day - dt.timedelta(days=15), "USD")
+    held = gates.Move(ident, 1.0, 9.0, day - dt.timedelta(days=400), "USD", quarantined=True)
+    ok = DayResult(provider="crusoe", snapshot_date=day, rows=6, moves=[at_limit, over, held])
+    texts = [b["text"]["text"] for b in
+             alerts.alert_payload("r", [ok], threshold_pct=20, max_age=14)["blocks"][1:]]
+    assert len(texts) == 2
+    assert "+50.0 %" in texts[1] and "+800.0 %" in texts[0] and "quarantined" in texts[0]
+    summary = alerts.render_summary("r", [ok], max_age=14)
+    assert "+60.0 %" not in summary
+    assert "crusoe 1 price differences, against prices as old as 2026-09-19" in summary
+    # Without an age limit (the warehouse cannot be read) every move counts.
+    assert "+60.0 %" in alerts.render_summary("r", [ok])
 
 
 def test_provider_text_cannot_ping_a_channel_or_hide_a_link_in_slack():

@@ -228,27 +228,55 @@ def test_failures_this_week_are_counted(settings, tmp_path):
     assert "HTTP 503" in runpod["last_error"]
 
 
-def test_changes_match_the_views(con):
-    """GCP's 2026-07-30 snapshot (week 31) changed prices against 2026-01-22."""
+def test_changes_leave_out_snapshots_further_apart_than_the_age_limit(con):
+    """Week 31: GCP's 2026-07-30 snapshot against its 2026-01-22 one, 189 days apart. Their
+    price differences are half a year's, not the week's: no change, no offer appeared or
+    disappeared, and the tables' notes say what was left out and why."""
     rep = build.build_report(con, "2026-W31", "EUR", ())
+    changed, appeared, gone = rep.changes[:3]
+    assert changed.rows == appeared.rows == gone.rows == []
+    (n,) = con.execute("SELECT count(*) FROM price_changes WHERE provider = 'gcp' "
+                       "AND new_date = DATE '2026-07-30'").fetchone()
+    assert n > 0
+    assert f"gcp {n} price differences, against prices as old as 2026-01-22" in changed.note
+    gap = (dt.date(2026, 7, 30) - dt.date(2026, 1, 22)).days
+    assert f"gcp (2026-07-30 against 2026-01-22, {gap} days apart)" in appeared.note
+    assert appeared.note == gone.note
+
+
+def test_changes_match_the_views_within_the_age_limit(con):
+    """Week 35: Runpod's 2026-08-25 API answer against its 2026-08-10 page, 15 days apart: one
+    day over the default limit (nothing counted), within a limit of 15 (every change counted)."""
+    gap = (dt.date(2026, 8, 25) - dt.date(2026, 8, 10)).days
+    strict = build.build_report(con, "2026-W35", "EUR", (), max_age_days=gap - 1)
+    assert strict.changes[0].rows == strict.changes[1].rows == strict.changes[2].rows == []
+    assert f"runpod ({dt.date(2026, 8, 25)} against 2026-08-10, {gap} days apart)" in \
+        strict.changes[1].note
+    rep = build.build_report(con, "2026-W35", "EUR", (), max_age_days=gap)
     changes = rep.changes[0].rows
-    expected = con.execute("SELECT count(*) FROM price_changes WHERE new_date BETWEEN "
-                           "DATE '2026-07-27' AND DATE '2026-08-02'").fetchone()[0]
+    week = "new_date BETWEEN DATE '2026-08-24' AND DATE '2026-08-30'"
+    expected = con.execute(f"SELECT count(*) FROM price_changes WHERE {week} "  # noqa: S608
+                           "AND gap_days <= ?", [gap]).fetchone()[0]
     assert len(changes) == expected > 0
     pcts = [abs(r["pct_change"]) for r in changes]
     assert pcts == sorted(pcts, reverse=True)
-    assert all(r["old_date"] == dt.date(2026, 1, 22) for r in changes if r["provider"] == "gcp")
-    # appeared / disappeared: the identities of 2026-07-30 against 2026-01-22.
+    assert {(r["provider"], r["old_date"]) for r in changes} == {("runpod", dt.date(2026, 8, 10))}
+    # The one offer last seen on the 2023 page is a difference over three years: named, not
+    # counted.
+    (older,) = con.execute(f"SELECT count(*) FROM price_changes WHERE {week} "  # noqa: S608
+                           "AND old_date = DATE '2023-09-29'").fetchone()
+    assert older == 1
+    assert "runpod 1 price differences, against prices as old as 2023-09-29" in \
+        rep.changes[0].note
     new_ids = {r[0] for r in con.execute(
-        "SELECT offer_id FROM offer_observations WHERE provider = 'gcp' "
-        "AND snapshot_date = DATE '2026-07-30'").fetchall()}
+        "SELECT offer_id FROM offer_observations WHERE provider = 'runpod' "
+        "AND snapshot_date = DATE '2026-08-25'").fetchall()}
     old_ids = {r[0] for r in con.execute(
-        "SELECT offer_id FROM offer_observations WHERE provider = 'gcp' "
-        "AND snapshot_date = DATE '2026-01-22'").fetchall()}
-    appeared = [r for r in rep.changes[1].rows if r["provider"] == "gcp"]
-    gone = [r for r in rep.changes[2].rows if r["provider"] == "gcp"]
+        "SELECT offer_id FROM offer_observations WHERE provider = 'runpod' "
+        "AND snapshot_date = DATE '2026-08-10'").fetchall()}
+    appeared, gone = rep.changes[1].rows, rep.changes[2].rows
     assert len(appeared) == len(new_ids - old_ids) > 0
-    assert len(gone) == len(old_ids - new_ids)
+    assert len(gone) == len(old_ids - new_ids) > 0
 
 
 def test_trend_and_history(rep):

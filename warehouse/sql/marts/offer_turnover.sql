@@ -1,7 +1,8 @@
--- offer_turnover(week_start, week_end): which offers appeared and which disappeared during the
--- week?
+-- offer_turnover(week_start, week_end, max_age_days := default_max_age_days()): which offers
+-- appeared and which disappeared during the week?
 --
--- Per provider read both during the week and before it (week_snapshot_pairs): the offer
+-- Per provider read both during the week and before it, in snapshots at most max_age_days
+-- apart (week_snapshot_pairs, comparable): the offer
 -- identities (offer_observations) its last snapshot of the week lists and its last snapshot
 -- before the week did not (change = 'appeared', listed_on = the week's snapshot), and the other
 -- way round (change = 'disappeared', listed_on = the snapshot before the week), with their
@@ -16,13 +17,16 @@
 -- 3,500 offers of the other 39 regions were not read, not withdrawn. Providers without
 -- regions (region NULL) are one region. Ordered by change, provider, sku, region, pricing
 -- model, price.
-CREATE OR REPLACE MACRO offer_turnover(week_start, week_end) AS TABLE
+CREATE OR REPLACE MACRO offer_turnover(week_start, week_end,
+                                      max_age_days := default_max_age_days()) AS TABLE
 WITH sides AS (
     SELECT provider, 'appeared' AS change, new_date AS listed_on, old_date AS absent_on
-    FROM week_snapshot_pairs(week_start, week_end)
+    FROM week_snapshot_pairs(week_start, week_end, max_age_days := max_age_days)
+    WHERE comparable
     UNION ALL
     SELECT provider, 'disappeared', old_date, new_date
-    FROM week_snapshot_pairs(week_start, week_end)
+    FROM week_snapshot_pairs(week_start, week_end, max_age_days := max_age_days)
+    WHERE comparable
 )
 SELECT *
 FROM (
