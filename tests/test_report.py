@@ -100,6 +100,28 @@ def test_prices_now_converted_at_their_snapshot_rate(rep):
     assert {r["provider"] for r in rep.stale.rows} == {"gcp", "azure"}
 
 
+def test_the_report_opens_with_its_coverage(rep, con):
+    """The counts of the first line, derived here from the snapshots loaded: fresh within the
+    age limit at the week's end, stale, and the registry's providers never read."""
+    from gpuprices.spiders import registry
+    last = dict(con.execute("SELECT provider, max(snapshot_date) FROM provider_snapshots "
+                            "WHERE snapshot_date <= ? GROUP BY provider", [rep.end]).fetchall())
+    fresh = [p for p, d in last.items() if (rep.end - d).days <= rep.max_age_days]
+    stale = [p for p in last if p not in fresh]
+    never = set(registry.ids()) - set(last)
+    assert fresh and stale and never  # runpod; gcp and azure; the providers not in the fixture
+    line = (f"Figures cover {len(fresh)} of {len(last) + len(never)} providers (latest "
+            f"snapshot on or before {rep.end} at most {rep.max_age_days} days old); "
+            f"{len(stale)} stale, listed below; {len(never)} never read.")
+    assert rep.coverage == line
+    # The stale providers are the ones the Stale offers table lists below it.
+    assert {r["provider"] for r in rep.stale.rows} == set(stale)
+    md = render.render_markdown(rep)
+    assert md.splitlines()[2] == f"**{line}**"
+    html = render.render_html(rep)
+    assert html.index(line) < html.index("<nav>")
+
+
 def test_usd_report_uses_usd_prices_unchanged(con):
     rep = build.build_report(con, "2026-W40", "USD", ())
     h100 = next(r for r in rep.gpu_now.rows if r["gpu_model"] == "H100-SXM-80GB")

@@ -52,6 +52,7 @@ VIEWS = (
     "marts/latest_offers",
     "marts/latest_offer_networks",
     "marts/stale_providers",
+    "marts/provider_coverage",
     "marts/offer_history",
     "marts/price_changes",
     "marts/cheapest_daily",
