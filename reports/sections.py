@@ -169,9 +169,9 @@ def _too_far_apart(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date,
 
 def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, currency: str,
             max_age: int) -> list[Table]:
-    """The week's price changes, appeared and disappeared offers (between snapshots at most
-    `max_age` days apart: older ones are named in the tables' notes, never counted), announced
-    prices."""
+    """The week's price changes, appeared and disappeared offers, pricing added to or withdrawn
+    from machines listed on both days (between snapshots at most `max_age` days apart: older
+    ones are named in the tables' notes, never counted), announced prices."""
     rows = view_rows(con, "SELECT * FROM price_changes_between(?::DATE, ?::DATE, ?, "
                           "max_age_days := ?)", start, end, currency, max_age)
     price_note, turnover_note = _too_far_apart(con, start, end, max_age)
@@ -183,15 +183,17 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
         Column("new_gpu_hour", f"new /GPU-h {currency}", "money"),
         Column("pct_change", "change", "pct"),
     ], rows, total=len(rows), note=price_note)
-    appeared, gone = [], []
+    appeared, gone, pricing = [], [], []
     for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE, "
                             "max_age_days := ?)", start, end, max_age):
         change, day = r.pop("change"), r.pop("listed_on")
         r["age_days"] = (end - day).days
         if change == "appeared":
             appeared.append(dict(r, since=day))
-        else:
+        elif change == "disappeared":
             gone.append(dict(r, last_seen=day))
+        else:  # a price column added to or dropped from a machine listed on both days
+            pricing.append(dict(r, change=change.replace("_", " "), listed_on=day))
     cols = [Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
             Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
             Column("price_per_hour", "price/h", "money"), Column("currency", "currency")]
@@ -202,6 +204,15 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
     gone_t = Table("offers_disappeared", "Offers that disappeared this week",
                    cols[:1] + [Column("last_seen", "last seen")] + age + cols[1:], gone,
                    total=len(gone), note=turnover_note)
+    pricing_t = Table("pricing_added_or_withdrawn",
+                      "New or withdrawn pricing of offers listed before and after", [
+                          Column("change", "change"), *cols[:1],
+                          Column("listed_on", "listed on"), *age, *cols[1:]],
+                      pricing, total=len(pricing),
+                      note="The same machine (SKU, region, GPU and count) was listed on both "
+                           "days; only a way to pay for it (pricing model, term, variant, "
+                           "currency or announced price) came or went: not a new or withdrawn "
+                           "offer." + (f" {turnover_note}" if turnover_note else ""))
     ann = view_rows(con, "SELECT * FROM announced_prices(?::DATE, ?)", end, currency)
     ann_t = Table("announced_prices", "Announced future prices", [
         Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
@@ -212,7 +223,7 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
         Column("gpu_hour", f"/GPU-h {currency}", "money"),
     ], ann, total=len(ann), note="Not in force yet: never part of a lowest, spread, trend or "
                                  "cheapest figure.")
-    return [changed, appeared_t, gone_t, ann_t]
+    return [changed, appeared_t, gone_t, pricing_t, ann_t]
 
 
 def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age: int

@@ -87,8 +87,12 @@ def test_w41_disappeared_is_what_the_page_could_have_listed(con):
         "AND snapshot_date = DATE '2026-07-30' AND region = 'us-central1'").fetchone()[0]
     assert {r["region"] for r in gone} == {"us-central1"}
     assert 0 < len(gone) < central
-    # Measured: a3-highgpu-1g/2g/4g (4 prices each) and g2-standard-24 spot, not on the page.
-    assert len(gone) == 13
+    # Measured: a3-highgpu-1g/2g/4g (4 prices each), not on the page. g2-standard-24's spot
+    # price is not either, but the machine is (on-demand): a price column withdrawn, not an
+    # offer gone.
+    assert len(gone) == 12
+    assert [(r["sku"], r["pricing_model"]) for r in rows
+            if r["change"] == "pricing_withdrawn"] == [("g2-standard-24", "spot")]
     came = [r for r in rows if r["change"] == "appeared"]
     assert {r["region"] for r in came} == {"us-central1"}
     # An offer listed on both sides is neither: the a2 spot price moved, it did not turn over.

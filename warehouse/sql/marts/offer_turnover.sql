@@ -10,6 +10,14 @@
 -- or disappeared, whatever source each snapshot read it from (warehouse/identity.py: a history
 -- export one week and the pricing page the next list the same offers).
 --
+-- A known machine with a new price column is not a new offer: when the other snapshot lists the
+-- same SKU (sku, region, GPU model and count) under another identity, the row is 'new_pricing'
+-- (a pricing model, term, variant, currency or announced price added to a machine already
+-- listed: Nebius' 2026-09-30 page adds "from" spot floors and announced on-demand prices to
+-- SKUs its 2026-08-22 page listed) or 'pricing_withdrawn' (a price column dropped from a
+-- machine still listed), not 'appeared' / 'disappeared'. Counted apart, because a buyer
+-- gains or loses a way to pay for a machine, while the market gained or lost no machine.
+--
 -- Only where the other snapshot was read: an offer counts as disappeared only if the newer
 -- snapshot lists some offer of the provider in its region, and as appeared only if the older
 -- one does. A source that covers fewer regions is not a withdrawal: GCP's pricing page
@@ -31,7 +39,14 @@ WITH sides AS (
 SELECT *
 FROM (
     SELECT DISTINCT ON (s.change, s.provider, o.offer_id)
-        s.change, s.provider, s.listed_on, o.offer_id, o.sku, o.region, o.gpu_model,
+        CASE WHEN EXISTS (
+            SELECT 1 FROM offer_observations AS k
+            WHERE k.provider = s.provider AND k.snapshot_date = s.absent_on AND k.sku = o.sku
+              AND k.region IS NOT DISTINCT FROM o.region
+              AND k.gpu_model IS NOT DISTINCT FROM o.gpu_model AND k.gpu_count = o.gpu_count
+        ) THEN CASE s.change WHEN 'appeared' THEN 'new_pricing' ELSE 'pricing_withdrawn' END
+        ELSE s.change END AS change,
+        s.provider, s.listed_on, o.offer_id, o.sku, o.region, o.gpu_model,
         o.pricing_model, o.price_per_hour, o.currency,
         -- the rest of the identity, so rows that read alike can be told apart
         o.commitment_months, o.variant
