@@ -147,8 +147,9 @@ def history(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> Tabl
 
 def _too_far_apart(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date,
                    max_age: int) -> tuple[str, str]:
-    """What the week's change tables leave out because the snapshots compared are more than
-    `max_age` days apart: (price differences, providers not compared), each a sentence or ''."""
+    """What the week's change tables leave out: price differences against a snapshot more than
+    `max_age` days older, and the providers whose offers were not compared (snapshots too far
+    apart, or a partial capture on one side): two sentences, each '' when there is nothing."""
     diffs = view_rows(con, "SELECT provider, min(old_date) AS since, count(*) AS n "
                            "FROM price_changes WHERE new_date BETWEEN ?::DATE AND ?::DATE "
                            "AND gap_days > ? GROUP BY provider ORDER BY provider",
@@ -164,6 +165,15 @@ def _too_far_apart(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date,
         f"{r['provider']} ({r['new_date']} against {r['old_date']}, {r['gap_days']} days apart)"
         for r in pairs) + f": snapshots more than {max_age} days apart (the age limit) make no "
         "offer appear or disappear.") if pairs else ""
+    partial = view_rows(con, "SELECT * FROM week_snapshot_pairs(?::DATE, ?::DATE, "
+                             "max_age_days := ?) WHERE comparable AND (old_partial IS NOT NULL "
+                             "OR new_partial IS NOT NULL) ORDER BY provider", start, end, max_age)
+    if partial:
+        turnover = " ".join(t for t in (turnover, "Partial captures (offers absent from them "
+            "were not read: none appears or disappears against them): " + "; ".join(
+                f"{r['provider']} {day} ({why})" for r in partial
+                for day, why in ((r["old_date"], r["old_partial"]),
+                                 (r["new_date"], r["new_partial"])) if why) + ".") if t)
     return price, turnover
 
 

@@ -85,7 +85,8 @@ def runpod_archive(tmp_path) -> Path:
     root = tmp_path / "snapshots"
     for r in manifest_rows("runpod"):
         import_capture(root, ROOT / r["file"], "runpod", r["url"],
-                       parse_timestamp(r["captured_at"]), method=r["method"], origin=r["origin"])
+                       parse_timestamp(r["captured_at"]), method=r["method"], origin=r["origin"],
+                       partial=r["partial"] or None)
     return root
 
 
@@ -99,7 +100,7 @@ def manifest_archive(tmp_path):
             for r in manifest_rows(p):
                 import_capture(root, ROOT / r["file"], p, r["url"],
                                parse_timestamp(r["captured_at"]), method=r["method"],
-                               origin=r["origin"])
+                               origin=r["origin"], partial=r["partial"] or None)
         return root
 
     return build

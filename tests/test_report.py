@@ -37,7 +37,7 @@ def settings(tmp_path_factory) -> Settings:
         if r["provider"] in ("runpod", "ecb"):
             import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
                            parse_timestamp(r["captured_at"]), method=r["method"],
-                           origin=r["origin"])
+                           origin=r["origin"], partial=r["partial"] or None)
     append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
     append_captures(s.archive_root,
                     captures_from_azure_history(FIXTURES / "history" / "azure"))
@@ -296,9 +296,16 @@ def test_changes_match_the_views_within_the_age_limit(con):
     old_ids = {r[0] for r in con.execute(
         "SELECT offer_id FROM offer_observations WHERE provider = 'runpod' "
         "AND snapshot_date = DATE '2026-08-10'").fetchall()}
-    appeared, gone = rep.changes[1].rows, rep.changes[2].rows
-    assert len(appeared) == len(new_ids - old_ids) > 0
-    assert len(gone) == len(old_ids - new_ids) > 0
+    # The 2026-08-25 answer is a trimmed recording (9 GPU types), marked partial: the offers
+    # of 2026-08-10 it does not list were not read, not withdrawn. What it lists and the full
+    # page of 2026-08-10 did not is new (appeared, or a new price of a listed machine).
+    assert old_ids - new_ids
+    assert rep.changes[2].rows == []
+    added = rep.changes[1].rows + [r for r in rep.changes[3].rows
+                                   if r["change"] == "new pricing"]
+    assert len(added) == len(new_ids - old_ids) > 0
+    assert not [r for r in rep.changes[3].rows if r["change"] == "pricing withdrawn"]
+    assert "runpod 2026-08-25 (trimmed recording" in rep.changes[2].note
 
 
 def test_trend_and_history(rep):

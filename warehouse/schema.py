@@ -46,6 +46,7 @@ VIEWS = (
     "staging/index_candidates",
     "staging/interrupted_runs",
     "staging/provider_runs",
+    "staging/partial_snapshots",
     "staging/week_snapshot_pairs",
     "marts/latest_snapshot",
     "marts/provider_classes",

@@ -77,6 +77,9 @@ def parse_archive(path: Path, provider: str) -> Parsed:
             except ParseError as exc:
                 failures.append(exc)
                 continue
+            if cap.partial:  # offers absent from this capture were not read (offer_turnover)
+                for o in found:
+                    o.extra["capture_partial"] = cap.partial
             offers.extend(found)
             chosen.append(cap)
             for reason, n in skips.items():

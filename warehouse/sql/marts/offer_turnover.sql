@@ -18,6 +18,11 @@
 -- machine still listed), not 'appeared' / 'disappeared'. Counted apart, because a buyer
 -- gains or loses a way to pay for a machine, while the market gained or lost no machine.
 --
+-- Never against a partial capture (week_snapshot_pairs' old_partial / new_partial): an offer
+-- absent from a hand-trimmed excerpt, one page of a book or a diff was not read, not withdrawn
+-- (GPU.ai's 2026-08-25 capture is page 2 of its pricing book: page 1's offers are not gone),
+-- and one absent from an older partial capture is not new.
+--
 -- Only where the other snapshot was read: an offer counts as disappeared only if the newer
 -- snapshot lists some offer of the provider in its region, and as appeared only if the older
 -- one does. A source that covers fewer regions is not a withdrawal: GCP's pricing page
@@ -30,11 +35,11 @@ CREATE OR REPLACE MACRO offer_turnover(week_start, week_end,
 WITH sides AS (
     SELECT provider, 'appeared' AS change, new_date AS listed_on, old_date AS absent_on
     FROM week_snapshot_pairs(week_start, week_end, max_age_days := max_age_days)
-    WHERE comparable
+    WHERE comparable AND old_partial IS NULL
     UNION ALL
     SELECT provider, 'disappeared', old_date, new_date
     FROM week_snapshot_pairs(week_start, week_end, max_age_days := max_age_days)
-    WHERE comparable
+    WHERE comparable AND new_partial IS NULL
 )
 SELECT *
 FROM (

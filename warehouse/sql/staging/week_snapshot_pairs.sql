@@ -8,9 +8,13 @@
 -- snapshot older than the age limit is not "last week". Runpod's 2023-09-29 pricing page
 -- against its 2026-09-29 API is three years, not a week-over-week change; the pair is listed
 -- (comparable false) so the report can say which providers were not compared and why.
+-- old_partial / new_partial: why that snapshot was read from a partial capture
+-- (partial_snapshots), else NULL: offers absent from it were not read, so they neither appear
+-- nor disappear against it.
 CREATE OR REPLACE MACRO week_snapshot_pairs(week_start, week_end,
                                            max_age_days := default_max_age_days()) AS TABLE
-SELECT provider, new_date, old_date, gap_days, gap_days <= max_age_days AS comparable
+SELECT w.provider, w.new_date, w.old_date, w.gap_days, w.gap_days <= max_age_days AS comparable,
+       po.partial AS old_partial, pn.partial AS new_partial
 FROM (
     SELECT
         provider,
@@ -21,4 +25,6 @@ FROM (
     WHERE snapshot_date <= week_end
     GROUP BY provider
     HAVING new_date IS NOT NULL AND old_date IS NOT NULL
-)
+) AS w
+LEFT JOIN partial_snapshots AS po ON po.provider = w.provider AND po.snapshot_date = w.old_date
+LEFT JOIN partial_snapshots AS pn ON pn.provider = w.provider AND pn.snapshot_date = w.new_date
