@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from accuracy_targets import print_targets  # noqa: E402
 from calibration_rows import PEFT_SEQ_ASSUMED, row_to_workload  # noqa: E402
+from long_context import print_long_context  # noqa: E402
 
 from gpuprices.sizing import fit  # noqa: E402
 from gpuprices.sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
@@ -221,6 +222,7 @@ def main() -> None:
     print_tokens_per_s_by_class(res)
     _print_margin(s)
     print_targets(res, s, tokens_per_s_by_class(res))
+    print_long_context()
     if args.rows:
         print("\nmemory rows: measured / estimator / rule GB")
         for m in res["mem"]:

@@ -83,6 +83,27 @@ def settings_from(data_dir: str | Path | None = None,
 LAKE_ENV = "GPUPRICES_LAKE"
 
 
+CURRENCY_ENV = "GPUPRICES_CURRENCY"
+# One default for every command that prices (rank, plan, compare, index) and the weekly report:
+# US dollars, the currency nearly every provider publishes and the sizing engine's cost constants
+# are in, so that a default run converts nothing and needs no FX rate.
+DEFAULT_CURRENCY = "USD"
+
+
+def default_currency(option: str | None = None) -> str:
+    """The currency of a command: its --currency, else $GPUPRICES_CURRENCY, else USD; upper
+    case. ValueError for a value that is no ISO 4217 code (three letters), naming where it came
+    from; whether rates exist for it is the command's to check."""
+    raw, where = ((option, "--currency") if option is not None
+                  else (os.environ.get(CURRENCY_ENV, "").strip(), f"${CURRENCY_ENV}"))
+    if not raw:
+        return DEFAULT_CURRENCY
+    code = raw.strip().upper()
+    if len(code) != 3 or not code.isalpha() or not code.isascii():
+        raise ValueError(f"{where}={raw!r} is not a currency code (three letters: USD, EUR)")
+    return code
+
+
 MAX_AGE_ENV = "GPUPRICES_MAX_AGE_DAYS"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 
 from gpuprices.flows.config import Settings, max_age_days
-from gpuprices.flows.ops import alerts, publishing, run_journal, warehouse_state
+from gpuprices.flows.ops import alerts, publishing, run_journal, warehouse_state, watching
 from gpuprices.flows.ops.status import run_day
 from gpuprices.flows.pipeline import load_steps, provider_classes, steps
 from gpuprices.flows.pipeline.results import DayResult, not_run
@@ -29,8 +29,9 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
     good snapshot stays its latest (marked stale with its age). Then loads every lake partition
     an earlier run wrote but never loaded (appended to `results`, `caught_up`). The run is
     recorded as started in `run_log` before its loads and closed after them (run_journal).
-    Writes the run summary to <data_dir>/runs/<run_id>.md, prints its path, posts alerts when a
-    webhook is set, and returns the summary's path. `on_day` hears of each provider-day once it
+    Writes the run summary to <data_dir>/runs/<run_id>.md, prints its path, sends the alert when a
+    channel is set, evaluates the watch rules (flows/ops/watching.py) and returns the summary's
+    path. `on_day` hears of each provider-day once it
     is loaded or recorded."""
     steps.owner_only_writes()
     for r in results:  # what is printed, recorded and posted carries no credential
@@ -82,4 +83,7 @@ def load(settings: Settings, results: list[DayResult], run_id: str,
     finally:
         load_steps.close_quietly(con)
     publishing.after_load(settings)  # when $GPUPRICES_PUBLISH names a store
-    return alerts.finish_run(settings, run_id, results, others)
+    path = alerts.finish_run(settings, run_id, results, others)
+    for line, problem in watching.after_load(settings):  # the rules, on what was just loaded
+        print(line, file=sys.stderr if problem else sys.stdout)
+    return path

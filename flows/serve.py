@@ -24,7 +24,7 @@ from prefect.exceptions import TerminationSignal
 from prefect.runner import Runner
 from prefect.schedules import Cron
 
-from gpuprices.flows.config import Settings, settings_from
+from gpuprices.flows.config import Settings, default_currency, settings_from
 from gpuprices.flows.nightly import nightly_flow
 from gpuprices.flows.ops.lock import run_lock
 from gpuprices.flows.ops.service import run_until_signal
@@ -53,7 +53,7 @@ def scheduled_nightly(data_dir: str, archive_root: str, providers: list[str] | N
 
 
 @flow(name="gpuprices-scheduled-weekly", log_prints=False)
-def scheduled_weekly(data_dir: str, archive_root: str, currency: str = "EUR",
+def scheduled_weekly(data_dir: str, archive_root: str, currency: str | None = None,
                      workloads_file: str | None = None) -> str:
     settings = settings_from(data_dir, archive_root).ensure()
     html = weekly_flow(settings, None, currency,
@@ -62,7 +62,7 @@ def scheduled_weekly(data_dir: str, archive_root: str, currency: str = "EUR",
 
 
 def build_deployments(settings: Settings, nightly_cron: str = NIGHTLY_CRON,
-                      weekly_cron: str = WEEKLY_CRON, currency: str = "EUR",
+                      weekly_cron: str = WEEKLY_CRON, currency: str | None = None,
                       workloads: Path | None = None,
                       work_pool_name: str | None = None) -> list[RunnerDeployment]:
     """The two deployments (not yet registered: `serve_deployments` does that)."""
@@ -82,7 +82,8 @@ def build_deployments(settings: Settings, nightly_cron: str = NIGHTLY_CRON,
         schedules=[Cron(weekly_cron, timezone=TIMEZONE)],
         concurrency_limit=ONE_AT_A_TIME,
         parameters={"data_dir": str(settings.data_dir),
-                    "archive_root": str(settings.archive_root), "currency": currency,
+                    "archive_root": str(settings.archive_root),
+                    "currency": default_currency(currency),
                     "workloads_file": str(workloads) if workloads else None},
         description="The weekly procurement report (HTML, Markdown, CSV).",
         tags=["gpuprices", "weekly"],

@@ -25,14 +25,15 @@ def fx_task(settings: Settings, fetch: bool) -> int:
 
 
 @task(name="weekly-report", cache_policy=NO_CACHE)
-def report_task(settings: Settings, week: str | None, currency: str,
+def report_task(settings: Settings, week: str | None, currency: str | None,
                 workloads_file: Path | None) -> Path:
     return make_report(settings, week, currency, workloads_file)
 
 
 @flow(name="gpuprices-weekly-report", log_prints=False)
-def weekly_flow(settings: Settings, week: str | None = None, currency: str = "EUR",
+def weekly_flow(settings: Settings, week: str | None = None, currency: str | None = None,
                 workloads_file: Path | None = None, fetch_fx: bool = True) -> Path:
-    """Rates first (a report in EUR needs this week's rates), then the report."""
+    """Rates first (a report in EUR needs this week's rates), then the report (`currency`:
+    default $GPUPRICES_CURRENCY, else USD)."""
     fx_task(settings, fetch_fx)
     return report_task(settings, week, currency, workloads_file)

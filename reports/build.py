@@ -80,13 +80,14 @@ def latest_week(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
-                 currency: str = "EUR", workloads: Sequence[Workload] = (),
+                 currency: str = "USD", workloads: Sequence[Workload] = (),
                  rank_fn: Callable[..., Any] | None = None,
                  now: dt.datetime | None = None,
                  node_shapes: Mapping[str, Sequence[int]] | None = None,
                  max_age_days: int | None = None,
                  discounts: Sequence[negotiated.Discount] = ()) -> Report:
-    """The report of `week` (default: the latest with data) in `currency`. `rank_fn` replaces
+    """The report of `week` (default: the latest with data) in `currency` (the commands pass
+    flows/config.py default_currency(): $GPUPRICES_CURRENCY, else USD). `rank_fn` replaces
     rank_for_report (same arguments); `node_shapes` (provider -> GPUs per node it sells, from the
     provider registry) goes to the sizing engine; `max_age_days`: the age limit of "now"
     (default: the warehouse's, default_max_age_days()); `discounts`: the buyer's negotiated

@@ -142,7 +142,7 @@ def _atomic_text(path: Path, text: str) -> None:
 
 
 def write_report(con: duckdb.DuckDBPyConnection, out_root: Path | str, week: str | None = None,
-                 currency: str = "EUR", workloads: Sequence[Workload] = (),
+                 currency: str = "USD", workloads: Sequence[Workload] = (),
                  rank_fn: Callable[..., Any] | None = None,
                  node_shapes: Mapping[str, Sequence[int]] | None = None,
                  max_age_days: int | None = None,

@@ -25,6 +25,7 @@ from gpuprices.sizing.rent_or_own import (
     load_demands,
     ownership_for,
 )
+from gpuprices.warehouse import queries
 
 COLUMNS = [Column("demand", "demand"), Column("option", "option"),
            Column("source", "cheapest offer"), Column("monthly_cost", "per month", "money"),
@@ -42,7 +43,7 @@ def term_prices(con: duckdb.DuckDBPyConnection, day: dt.date, currency: str,
     USD -> currency factor of the day (None without a rate) for the ownership figures. With
     `discounts` (sizing/discounts.py) the offers are priced at the negotiated prices in force
     on `today` first, then the cheapest taken as gpu_terms_as_of takes it."""
-    usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, day]).fetchone()[0]
+    usd = queries.usd_factor(con, currency, day)
     if discounts:
         rows = _negotiated_terms(con, day, currency, max_age_days, discounts, today, usd)
     else:
@@ -61,10 +62,12 @@ def _negotiated_terms(con: duckdb.DuckDBPyConnection, day: dt.date, currency: st
                       today: dt.date | None, usd: float | None) -> list[dict[str, Any]]:
     """gpu_terms_as_of's rows (the lowest firm, fresh price per GPU-hour per GPU model, pricing
     model and term) over the offers at their negotiated prices."""
-    offers = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) "
-                       "WHERE price_per_gpu_hour IS NOT NULL AND gpu_model IS NOT NULL "
-                       "AND firm_price AND NOT is_stale ORDER BY provider, sku, region",
-                       day, currency, max_age_days)
+    offers = sorted((o for o in queries.rows(queries.priced_offers(con, day, currency,
+                                                                    max_age_days))
+                     if o["price_per_gpu_hour"] is not None and o["gpu_model"] is not None
+                     and o["firm_price"] and not o["is_stale"]),
+                    key=lambda o: (o["provider"], o["sku"], o["region"] is None,
+                                   o["region"] or ""))  # SQL's order: NULL region last
     priced, _ = negotiated.apply(offers, discounts, today or dt.date.today(), currency, usd)
     best: dict[tuple, dict[str, Any]] = {}
     for o in priced:

@@ -16,13 +16,13 @@ from typing import Any
 
 import duckdb
 
-from gpuprices.reports.tables import Column, Table, offer_label, provider_supply, view_rows
+from gpuprices.reports.tables import Column, Table, offer_label, provider_supply
 from gpuprices.sizing import discounts as negotiated
 from gpuprices.sizing import parallel
 from gpuprices.sizing.constraints import CONSTRAINT_VERDICTS
 from gpuprices.sizing.rank import rank as sizing_rank
 from gpuprices.sizing.workload import Workload
-from gpuprices.warehouse import benchmarks
+from gpuprices.warehouse import benchmarks, queries
 
 TOP_OFFERS = 10
 
@@ -147,14 +147,13 @@ def workload_sections(con: duckdb.DuckDBPyConnection, end: dt.date, currency: st
     Offers older than `max_age_days` at `end` come marked stale (never recommended).
     `discounts`: the buyer's negotiated prices (sizing/discounts.py) in force on `today`."""
     # In a fixed order, so that equal costs always come out the same way round.
-    rows = view_rows(con, "SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL", end,
-                     currency, max_age_days)
+    rows = queries.rows(queries.priced_offers(con, end, currency, max_age_days))
     priced = [r for r in rows if r["price_per_hour"] is not None]
     notes = []
     if len(priced) < len(rows):
         notes.append(f"{len(rows) - len(priced)} offers have no exchange rate to {currency} on "
                      "their snapshot date and are not ranked.")
-    usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, end]).fetchone()[0]
+    usd = queries.usd_factor(con, currency, end)
     if discounts:
         priced, said = negotiated.apply(priced, discounts, today or dt.date.today(), currency,
                                         usd)

@@ -13,18 +13,34 @@ measurement it is:
 
 A class with no row gets the Hopper value (the reference the previous model used for every
 GPU) and is flagged assumed as well.
+
+Within a class, cards differ in how much of their datasheet peak a plain BF16 matmul reaches
+(sizing/gemm_ceiling.csv, `card_ceiling`): the RTX 4090 reaches all of its 165 TFLOPS, the
+L40S 74% of its 362 (power-limited at 350 W), the L4 59%. A class's training HFU was measured on
+one card (`REFERENCE_CARD`); another card of the class gets it x (its matmul / its peak) /
+(the reference's matmul / its peak), when both are measured (else unchanged, and the note says
+so). Without this the RTX 4090's 54.8% of 165 TFLOPS was applied to the RTX 6000 Ada's
+364 TFLOPS: twice the rate the 4090 sustained, on the same die at two thirds of its power.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from gpuprices.warehouse.gpus import GpuModel
+from gpuprices.warehouse.gpus import GpuModel, gpu_models
 
 CSV_PATH = Path(__file__).with_name("gpu_efficiency.csv")
+GEMM_CSV_PATH = Path(__file__).with_name("gemm_ceiling.csv")
+# The card each class's training row was measured on (its source in gpu_efficiency.csv names
+# it); blackwell-gddr's row is derived from the RTX 5090's matmul.
+REFERENCE_CARD = {"ada": "RTX4090-24GB", "hopper": "H100-SXM-80GB",
+                  "ampere-dc": "A100-SXM-80GB", "blackwell-dc": "B200-180GB",
+                  "blackwell-gddr": "RTX5090-32GB", "ampere-gddr": "A10-24GB",
+                  "cdna3": "MI300X-192GB"}
 FALLBACK_CLASS = "hopper"
 MEASURED_BASIS = "training"
 
@@ -69,13 +85,97 @@ def gpu_class(gpu: GpuModel) -> str:
     return family  # hopper, ada, volta, turing
 
 
+# Utilisation grows with model size (wider matmuls, a smaller share of memory-bound work): the
+# PyTorch blog "Maximizing training throughput using PyTorch FSDP" (2024-03-13, Table 1, FSDP,
+# batch 2) measured HFU 0.57 / 0.59 / 0.64 / 0.67 on A100 and 0.37 / 0.40 / 0.44 / 0.45 on H100
+# for Llama 2 7B / 13B / 34B / 70B: x 1.175 and x 1.216 from 7B to 70B, a mean of +19.6% of the
+# 7B value per decade of parameters. Applied between 1B and 70B (llm-foundry's MPT rows span
+# 1B-70B; outside, the size is clamped: no extrapolation).
+SIZE_TREND_PER_DECADE = ((0.67 / 0.57 - 1) + (0.45 / 0.37 - 1)) / 2
+SIZE_TREND_SPAN = (1e9, 70e9)
+SIZE_TREND_PIVOT = 7e9
+# The model size each class's training row was measured at (its source in gpu_efficiency.csv):
+# hopper / ampere-dc are medians of llm-foundry's MPT 1B-70B rows (the 4th of 7 sizes: 7B);
+# blackwell-gddr is derived from the hopper value; ada GPT-2 124M (nanoGPT); cdna3 Llama 3 8B;
+# blackwell-dc Llama 3 70B. ampere-gddr's modula run states no model size: not rescaled.
+REFERENCE_PARAMS = {"hopper": 7e9, "ampere-dc": 7e9, "blackwell-gddr": 7e9, "ada": 0.124e9,
+                    "cdna3": 8.03e9, "blackwell-dc": 70.6e9}
+
+
+def _size_level(params: float) -> float:
+    n = min(max(params, SIZE_TREND_SPAN[0]), SIZE_TREND_SPAN[1])
+    return 1 + SIZE_TREND_PER_DECADE * math.log10(n / SIZE_TREND_PIVOT)
+
+
+def size_factor(params: float, cls: str) -> tuple[float, str]:
+    """(factor on the class HFU for a model of `params` parameters, why): the size trend at
+    this model over the trend at the size the class was measured at (1.0 for a class without
+    a stated size)."""
+    ref = REFERENCE_PARAMS.get(cls)
+    if ref is None:
+        return 1.0, ""
+    factor = _size_level(params) / _size_level(ref)
+    if abs(factor - 1) < 1e-9:
+        return 1.0, ""
+    return factor, (f"x {factor:.2f} for model size ({params / 1e9:.3g}B params against the "
+                    f"{ref / 1e9:.3g}B the class value was measured at; PyTorch FSDP blog "
+                    f"Table 1: +{SIZE_TREND_PER_DECADE:.1%} per decade, 1B-70B)")
+
+
+@cache
+def gemm_table(path: Path = GEMM_CSV_PATH) -> dict[str, tuple[float | None, str, str]]:
+    """{gpu_model: (BF16 matmul TFLOPS or None, proxy card, source)}."""
+    out: dict[str, tuple[float | None, str, str]] = {}
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            if not r["source"].strip():
+                raise ValueError(f"{path.name}: row {r['gpu_model']} has no source")
+            tflops = float(r["bf16_gemm_tflops"]) if r["bf16_gemm_tflops"] else None
+            out[r["gpu_model"]] = (tflops, r["proxy_of"], r["source"])
+    return out
+
+
+def matmul_share(gpu_model: str, peak_tflops: float | None) -> tuple[float, str] | None:
+    """(share of the datasheet BF16 peak a plain matmul reaches, capped at 1, source) or None
+    when the card has no measurement; a proxy row takes its proxy card's share."""
+    row = gemm_table().get(gpu_model)
+    if row is None or not peak_tflops:
+        return None
+    tflops, proxy, source = row
+    if tflops is None and proxy:
+        other = gpu_models().get(proxy)
+        got = matmul_share(proxy, other.bf16_dense_tflops if other else None)
+        return (got[0], f"{source}; {got[1]}") if got else None
+    return (min(1.0, tflops / peak_tflops), source) if tflops else None
+
+
+def card_ceiling(gpu: GpuModel, cls: str) -> tuple[float, str]:
+    """(factor on the class HFU for this card, why): its matmul share over the class's
+    reference card's (1.0, with the reason, when either is not measured)."""
+    ref_name = REFERENCE_CARD.get(cls)
+    if ref_name is None or ref_name == gpu.gpu_model:
+        return 1.0, ""
+    ref = gpu_models().get(ref_name)
+    mine = matmul_share(gpu.gpu_model, gpu.bf16_dense_tflops)
+    theirs = matmul_share(ref_name, ref.bf16_dense_tflops if ref else None)
+    if mine is None or theirs is None:
+        return 1.0, ""
+    factor = mine[0] / theirs[0]
+    return factor, (f"x {factor:.2f} for this card: its BF16 matmul reaches {mine[0]:.0%} of "
+                    f"its datasheet peak, the {ref_name}'s {theirs[0]:.0%} ({mine[1]})")
+
+
 def efficiency_for(gpu: GpuModel, method: str = "any") -> Efficiency:
-    """The class's HFU for this method (else its `any` row, else the Hopper row, assumed)."""
+    """The class's HFU for this method (else its `any` row, else the Hopper row, assumed),
+    times the card's matmul ceiling against the class's reference card (`card_ceiling`)."""
     table = efficiency_table()
     cls = gpu_class(gpu)
     for key in ((cls, method), (cls, "any")):
         if key in table:
             hfu, basis, source = table[key]
+            factor, why = card_ceiling(gpu, cls)
+            if factor != 1.0:
+                hfu, source = hfu * factor, f"{source}; {why}"
             return Efficiency(cls, hfu, source, basis != MEASURED_BASIS, basis)
     hfu, _, source = table[(FALLBACK_CLASS, "any")]
     return Efficiency(cls, hfu, f"no measurement for class {cls} ({gpu.gpu_model}): "

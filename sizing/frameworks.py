@@ -33,6 +33,13 @@ class FrameworkProfile:
     loss: str = "full"
     loss_chunks: int = 1
     activation_offload: bool = False
+    # A gated MLP saves act(gate) for backward as well as gate and up; a fused SwiGLU kernel that
+    # recomputes it in backward (Liger's LigerSiLUMulFunction saves only a and b) does not.
+    saves_swiglu_product: bool = True
+    # Bytes x hidden per token a fused loss ("fused") holds: Liger's chunk of logits the size of
+    # the hidden states + the input gradient (4); Cut Cross-Entropy never writes logits to
+    # global memory, only the input gradient (2).
+    fused_bytes_per_hidden: float = 4.0
     # The framework's own LoRA autograd functions dequantize NF4 weights themselves, so no
     # bitsandbytes MatMul4Bit saves a second copy of each quantized layer's input.
     own_lora_kernels: bool = False
@@ -127,6 +134,10 @@ PROFILES: dict[str, FrameworkProfile] = {
         # unsloth_zoo.loss_utils fused_linear_cross_entropy (Cut Cross-Entropy), on unless
         # UNSLOTH_ENABLE_CCE=0 (Unsloth's generated compiled modules, 2025.8+).
         loss="fused",
+        # Cut Cross-Entropy (Wijmans et al. 2024, arXiv 2411.09009: the logits and the
+        # log-sum-exp are computed in on-chip memory, "from 24 GB to 1 MB" for Gemma 2 2B at
+        # 8,192 tokens): only the input gradient, T x hidden x 2 B, is held.
+        fused_bytes_per_hidden=2.0,
         # use_gradient_checkpointing="unsloth" (the default in Unsloth's notebooks and
         # FastLanguageModel.get_peft_model) offloads checkpointed layer inputs to CPU RAM
         # (unsloth README / blog "long context": offloaded gradient checkpointing).
@@ -135,6 +146,28 @@ PROFILES: dict[str, FrameworkProfile] = {
         # save the layer input once (ctx.save_for_backward), not through bnb MatMul4Bit.
         # (Unsloth patches these fast paths in only with lora_dropout = 0.)
         own_lora_kernels=True,
+    ),
+    # transformers models patched with Liger Kernel (linkedin/Liger-Kernel; TRL / HF Trainer
+    # `use_liger_kernel=True`, ArcticTraining `model.type: liger`), full fine-tuning as its
+    # published runs do. LoRA through it is counted by the generic block count (PEFT's modules
+    # are not re-read for it).
+    "liger": FrameworkProfile(
+        name="liger",
+        logits_bytes=4.0,
+        logits_note="LigerFusedLinearCrossEntropy: one chunk of logits + the input gradient",
+        adapter_bytes=4.0,
+        adapter_note="PEFT autocast_adapter_dtype=True: adapters in fp32",
+        quantize_lm_head=False,
+        fsdp_full_weight_copy=False,
+        fsdp_note="FSDP/ZeRO-3: 1/n of weights + two all-gathered layer units (prefetch)",
+        # apply_liger_kernel_to_llama(fused_linear_cross_entropy=True) is the default patch
+        # (liger_kernel/transformers/monkey_patch.py): the T x vocab logits never exist.
+        loss="fused",
+        # liger_kernel/ops/swiglu.py LigerSiLUMulFunction.forward: ctx.save_for_backward(a, b);
+        # silu(a) * b is recomputed in backward. LigerRMSNorm saves its input in the model dtype
+        # with a per-row fp32 rstd (liger_kernel/ops/rms_norm.py), not an fp32 copy.
+        saves_swiglu_product=False,
+        kbit_fp32_unquantized=True,
     ),
 }
 

@@ -9,7 +9,14 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from gpuprices.sizing import fit, hf_activations, parallel, switches
+from gpuprices.sizing import (
+    fit,
+    hf_activations,
+    parallel,
+    param_offload,
+    switches,
+    unsloth_activations,
+)
 from gpuprices.sizing.frameworks import FrameworkProfile, profile
 from gpuprices.sizing.workload import Workload
 
@@ -123,7 +130,8 @@ def activation_elements_per_token(w: Workload) -> tuple[float, float]:
     h, q, kv, i = a.hidden_size, a.q_dim, a.kv_dim, a.intermediate_size
     # tiled MLP (sizing/switches.py): the i-wide MLP tensors exist for one sequence shard
     tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, profile(w.framework)))
-    mlp = 3 * i if a.mlp == "swiglu" else i
+    mlp = (3 if profile(w.framework).saves_swiglu_product else 2) * i if a.mlp == "swiglu" \
+        else i
     elems = 2 * h + (h + q + h) + (2 * q + 2 * kv) + (i + mlp) * tile
     if w.method in ("lora", "qlora"):
         elems += _lora_saved_inputs(w, tile)
@@ -283,6 +291,9 @@ def _layer_bytes_per_token(w: Workload, prof: FrameworkProfile, act_bytes: float
         tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
         return hf_activations.lora_layer_bytes(w, prof.adapter_bytes or act_bytes, act_bytes,
                                                resid_bytes, tile)
+    if unsloth_activations.applies(w, prof.own_lora_kernels):
+        tile = 1.0 / switches.mlp_tiles(w, switches.resolve(w, prof))
+        return unsloth_activations.lora_layer_bytes(w, act_bytes, resid_bytes, tile)
     elems, resid = activation_elements_per_token(w)
     return elems * act_bytes + resid * (resid_bytes - act_bytes)
 
@@ -366,6 +377,7 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         "logits": logits / GB,
         "overhead": CUDA_CONTEXT_GB,
     }
+    _offload_params(w, prof, breakdown, notes)
     _page_optimizer(w, prof, breakdown, capacity_gb, notes)
     return MemoryEstimate(
         workload=w.name, gpu=gpu, gpus=total, breakdown=breakdown, notes=notes,
@@ -373,6 +385,22 @@ def estimate_memory(w: Workload, gpu: str | None = None, gpus: int | None = None
         margin=fit.measured_margin().margin if w.margin is None else w.margin,
         margin_measured=w.margin is None,
     )
+
+
+def _offload_params(w: Workload, prof: FrameworkProfile, breakdown: dict[str, float],
+                    notes: list[str]) -> None:
+    """Weights, gradients and optimizer states in host RAM (sizing/param_offload.py): only the
+    gathered modules in flight and their gradients are counted on the GPU."""
+    if not switches.resolve(w, prof).offload_params:
+        return
+    weights, grads = param_offload.on_gpu_bytes(w)
+    breakdown["weights"] = weights / GB
+    breakdown["gradients"] = min(breakdown["gradients"], grads / GB) if grads else \
+        breakdown["gradients"]
+    breakdown["optimizer"] = 0.0
+    notes.append(f"offload_params: weights, gradients and optimizer states in host RAM; on the "
+                 f"GPU two gathered layers + the output layer ({weights / GB:.2f} GB) and their "
+                 "gradients (DeepSpeed ZeRO-3 offload_param / offload_optimizer)")
 
 
 def _page_optimizer(w: Workload, prof: FrameworkProfile, breakdown: dict[str, float],

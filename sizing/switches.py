@@ -79,6 +79,7 @@ class Switches(NamedTuple):
     paged_optimizer: bool
     packing: bool
     tiled_mlp: bool
+    offload_params: bool
 
 
 def resolve(w: Workload, prof: FrameworkProfile) -> Switches:
@@ -93,6 +94,7 @@ def resolve(w: Workload, prof: FrameworkProfile) -> Switches:
         paged_optimizer=pick(w.paged_optimizer, w.optimizer.startswith("paged")),
         packing=pick(w.packing, False),
         tiled_mlp=pick(w.tiled_mlp, False),
+        offload_params=pick(w.offload_params, False),
     )
 
 
@@ -110,10 +112,13 @@ def logits_bytes(w: Workload, prof: FrameworkProfile, s: Switches) -> tuple[floa
     tokens = w.seq_len * w.micro_batch
     v, h = w.arch.vocab_size, w.arch.hidden_size
     if s.loss == "fused":
-        return (tokens * h * FUSED_BYTES_PER_HIDDEN,
+        per = prof.fused_bytes_per_hidden
+        what = ("the input gradient only; Cut Cross-Entropy" if per < FUSED_BYTES_PER_HIDDEN
+                else "one logits chunk the size of the hidden states + input gradient; Liger "
+                "FLCE")
+        return (tokens * h * per,
                 f"logits: fused linear cross-entropy, never materialised: {tokens} tokens x "
-                f"hidden {h} x {FUSED_BYTES_PER_HIDDEN:g} B (one logits chunk the size of the "
-                "hidden states + input gradient; Liger FLCE / Cut Cross-Entropy)")
+                f"hidden {h} x {per:g} B ({what})")
     if s.loss == prof.loss and s.loss_chunks == prof.loss_chunks:
         per, why = prof.logits_bytes, prof.logits_note  # the framework's own implementation
     elif s.loss == "chunked":

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 
 from gpuprices.sizing import parallel, switches
-from gpuprices.sizing.efficiency import Efficiency, efficiency_for
+from gpuprices.sizing.efficiency import Efficiency, efficiency_for, size_factor
 from gpuprices.sizing.frameworks import profile
-from gpuprices.sizing.memory import activation_elements_per_token, lora_params
+from gpuprices.sizing.memory import NF4_BYTES, activation_elements_per_token, lora_params
 from gpuprices.sizing.workload import Workload
 from gpuprices.warehouse.gpus import GpuModel
 
@@ -51,6 +51,16 @@ def internode_gbs_per_gpu(gpu: GpuModel, gpus_per_node: int,
 # PCIe x16 per direction: Gen4 32 GB/s, Gen5 64 GB/s (PCI-SIG; half the bidirectional figure
 # datasheets print).
 PCIE_GBS = {"gen3": 16.0, "gen4": 32.0, "gen5": 64.0, "gen6": 128.0}
+# What NCCL collectives among the GPUs of one PCIe box (no NVLink) reach, GB/s of bus bandwidth
+# per GPU (nccl-tests busbw: time = bytes x (n-1)/n / busbw for a ring):
+# * Gen4: NCCL's own topology model rates a Gen4 x16 link at 24 GB/s ("PCI[24.0]", "maxBw 24.0"
+#   in the NCCL_DEBUG topology dump of 8x RTX 4090, github.com/NVIDIA/nccl-tests/issues/307);
+# * Gen5: 8x RTX 5090 measured 28 GB/s all-reduce busbw (35 GB/s on 4 GPUs), and the NCCL
+#   maintainer's answer: on PCIe systems the figure "is usually determined by the bandwidth your
+#   CPU and memory can deliver" (github.com/NVIDIA/nccl/issues/1639); the reporter finds 8x RTX
+#   4090 (Gen4) little different, so Gen4 is not lower than NCCL's 24.
+# Gen3 and Gen6 (no measurement) keep three quarters of the link, the Gen4 ratio (24 / 32).
+PCIE_COLLECTIVE_GBS = {"gen3": 12.0, "gen4": 24.0, "gen5": 28.0, "gen6": 96.0}
 # NVLink generations by total bidirectional bandwidth per GPU (NVIDIA NVLink page:
 # NVLink 2 300 GB/s, 3 600 GB/s, 4 900 GB/s, 5 1.8 TB/s); AMD MI300X Infinity Fabric 896 GB/s
 # aggregate (AMD MI300X datasheet), used for MI3xx parts whose row gives no figure.
@@ -114,6 +124,17 @@ def hardware_flops_per_token(w: Workload) -> float:
     return flops
 
 
+def _sized_efficiency(w: Workload, eff: Efficiency, notes: list[str]) -> Efficiency:
+    """The class's HFU moved along the model-size trend from the size it was measured at to
+    the workload's (sizing/efficiency.py size_factor)."""
+    factor, why = size_factor(w.arch.params, eff.gpu_class)
+    if factor == 1.0:
+        return eff
+    notes.append(f"HFU {why}")
+    return Efficiency(eff.gpu_class, eff.hfu * factor, f"{eff.source}; {why}", eff.assumed,
+                      eff.basis)
+
+
 def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
                           notes: list[str]) -> Efficiency:
     """fp8: the class's bf16 HFU x the published fp8 speed-up, expressed against the card's fp8
@@ -156,12 +177,13 @@ def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
     """(kind, GB/s per GPU per direction) of the slowest link a collective crosses.
 
     Datasheets print bidirectional aggregates; a ring uses one direction, so half is used.
-    SXM/OAM/superchip parts talk over NVLink / Infinity Fabric; PCIe cards over PCIe, except
-    a bridged pair (NVL, A6000 bridge) when the job has at most 2 GPUs.
+    SXM/OAM/superchip parts talk over NVLink / Infinity Fabric; PCIe cards over PCIe at what NCCL
+    collectives measure there (PCIE_COLLECTIVE_GBS: the host caps it below the link rate),
+    except a bridged pair (NVL, A6000 bridge) when the job has at most 2 GPUs.
     """
     text = gpu.interconnect
     gen = re.search(r"gen\s*(\d)", text, re.I)
-    kind, gbs = "pcie", PCIE_GBS.get(f"gen{gen.group(1)}" if gen else "gen4", 16.0)
+    kind, gbs = "pcie", PCIE_COLLECTIVE_GBS.get(f"gen{gen.group(1)}" if gen else "gen4", 12.0)
     stated = re.search(r"(\d+(?:\.\d+)?)\s*(TB|GB)/s", text)
     stated_gbs = None
     if stated:
@@ -188,7 +210,7 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
     frac = (gpus - 1) / gpus * share
     if w.method in ("lora", "qlora"):
         grad_bytes = lora_params(w) * 4.0
-        return 2 * frac * grad_bytes  # all-reduce of adapter gradients
+        return 2 * frac * grad_bytes + fsdp_frozen_gather_bytes(w, frac)
     p16 = w.arch.params * 2.0
     if w.sharding in ("zero3", "fsdp"):
         # Every micro-batch all-gathers the parameters for its forward and again for its
@@ -199,6 +221,44 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
         # and partitions per micro-step the same way. So gradient accumulation multiplies it.
         return 3 * frac * p16 * max(1, w.grad_accum)
     return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
+
+
+def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
+    """LoRA / QLoRA under FSDP / ZeRO-3: the frozen base is sharded too, so every micro-batch
+    all-gathers it before the forward and again before the backward (PyTorch FSDP docs, as for
+    full fine-tuning; PEFT's FSDP guide shards the base with the adapters), in 16-bit, or as
+    NF4 codes for QLoRA (the quant storage that FSDP QLoRA shards). No reduce-scatter: the base
+    has no gradients."""
+    if w.sharding not in ("zero3", "fsdp"):
+        return 0.0
+    a = w.arch
+    base = a.params * (NF4_BYTES if w.method == "qlora" else 2.0)
+    return 2 * frac * base * max(1, w.grad_accum)
+
+
+def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
+    """Seconds of one step's compute `t_comp` with its data-parallel collectives `t_comm`, each
+    collective hidden only behind the pass it belongs to. FSDP / ZeRO-3 all-gather the
+    parameters before the forward and again before the backward and reduce-scatter the
+    gradients after the backward (PyTorch FSDP docs; comm_bytes_per_step: 1/3 of the bytes in
+    the forward, 2/3 in the backward); DDP / ZeRO-2 reduce the gradients during the backward
+    only. The forward's share of the work is its FLOPs over the step's (recompute runs in the
+    backward). With fast links both fit inside their passes and the step is the compute."""
+    if t_comm <= 0:
+        return t_comp
+    a = w.arch
+    fwd = (2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len) \
+        / hardware_flops_per_token(w)
+    if w.method == "full" and w.sharding in ("zero3", "fsdp"):
+        fwd_comm, bwd_comm = t_comm / 3, 2 * t_comm / 3
+    elif w.sharding in ("zero3", "fsdp"):  # LoRA: the base gathered once per pass
+        gather = fsdp_frozen_gather_bytes(w, 1.0)
+        total = gather + 2 * lora_params(w) * 4.0
+        fwd_comm = t_comm * (gather / 2) / total if total else 0.0
+        bwd_comm = t_comm - fwd_comm
+    else:
+        fwd_comm, bwd_comm = 0.0, t_comm
+    return max(fwd * t_comp, fwd_comm) + max((1 - fwd) * t_comp, bwd_comm)
 
 
 def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
@@ -214,7 +274,8 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
                           "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
                                               "warehouse/gpus.csv; time not estimated"])
-    eff = _precision_efficiency(w, gpu, hfu_for(gpu, w.method), notes)
+    eff = _precision_efficiency(w, gpu, _sized_efficiency(w, hfu_for(gpu, w.method), notes),
+                                notes)
     hfu, src = eff.hfu, eff.source
     if w.precision == "fp8" and gpu.fp8_dense_tflops:
         peak = gpu.fp8_dense_tflops
@@ -236,13 +297,15 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         # one step of one replica, its FLOPs split over the replica's tp x pp x cp GPUs
         t_comp = step_tokens / per_gpu / lay.model_parallel
         t_comm = comm_bytes_per_step(w, lay.dp, parallel.model_share(w, lay)) / (gbs * 1e9)
-        # collectives overlap the backward pass; the step takes the longer of the two
-        scaling = t_comp / max(t_comp, t_comm)
+        # collectives overlap only the pass they belong to (overlapped_step)
+        step = overlapped_step(w, t_comp, t_comm)
+        scaling = t_comp / step
+        t_hidden = t_comm if step <= t_comp else step  # what step_time maxes with t_comp
         if lay.is_parallel:
             # TP stays inside a node when it fits there (its collectives run over NVLink)
             tp_kind, tp_gbs = (link_bandwidth(gpu, gpus_per_node, 1)
                                if lay.tp <= gpus_per_node else (kind, gbs))
-            st = parallel.step_time(w, lay, t_comp, t_comm, tp_gbs, tp_kind, gbs)
+            st = parallel.step_time(w, lay, t_comp, t_hidden, tp_gbs, tp_kind, gbs)
             scaling = st.scaling
             notes.extend(st.notes)
         notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s): compute {t_comp:.2f} s vs "

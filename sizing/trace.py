@@ -4,6 +4,10 @@ Hugging Face model built from the workload's architecture, traced on the CPU und
 FakeTensorMode by PyTorch's MemTracker. No weights are downloaded, no GPU is used, fake
 tensors hold no data (docs/sizing.md, "The trace engine").
 
+Sharded jobs (FSDP, ZeRO-3) are traced as one rank, the way torchtitan's
+scripts/estimate/estimation.py does it: a fake process group of the job's size (collectives do
+nothing), FSDP2's fully_shard per decoder layer and the root, and torch's FSDPMemTracker.
+
 torch, transformers and peft are the optional extra `gpuprices[trace]` (~200 MB for the CPU
 build of torch). They are imported inside the functions that trace, never at this module's
 top: the rest of sizing/ stays pure Python, and `import gpuprices.sizing.trace` (what the CLI does
@@ -11,9 +15,9 @@ to ask `available()`) costs nothing when the extra is not installed.
 
 What it cannot see (`unsupported()` says which applies): QLoRA and 8-bit optimizers
 (bitsandbytes kernels are CUDA-only), fused CUDA kernels (fused or chunked losses of other
-frameworks), multi-GPU sharding and parallelism (the FSDP tracker needs fake CUDA tensors),
-activation offloading; and the CUDA context, which lives outside PyTorch's allocator (added as
-sizing/memory.py's documented CUDA_CONTEXT_GB term).
+frameworks), tensor / pipeline / context parallelism, ZeRO-1/2, activation offloading; and the
+CUDA context, which lives outside PyTorch's allocator (added as sizing/memory.py's documented
+CUDA_CONTEXT_GB term).
 """
 
 from __future__ import annotations
@@ -37,6 +41,10 @@ LORA_DROPOUT = 0.05
 # litgpt is traced with the HF module of the same architecture, its adapters in the model dtype
 # (litgpt keeps LoRA weights in the precision of the model).
 TRACED_FRAMEWORKS = ("hf", "litgpt")
+# Shardings traced as one rank of FSDP2 (fully_shard): ZeRO-3 shards parameters, gradients and
+# optimizer states the same way (DeepSpeed docs, "ZeRO stage 3"); ZeRO-1/2 keep full
+# parameters, which FSDP2 cannot express.
+SHARDED = ("fsdp", "zero3")
 LORA_TARGETS = {
     "qv": ["q_proj", "v_proj"],
     "attn": ["q_proj", "k_proj", "v_proj", "o_proj"],
@@ -79,10 +87,15 @@ def unsupported(w: Workload, gpus: int = 1) -> str | None:
     if w.method not in ("lora", "full"):
         return (f"method {w.method}: bitsandbytes kernels are CUDA-only, a CPU trace cannot "
                 "run them")
-    if gpus > 1 or w.sharding != "none" or max(
-            w.tensor_parallel, w.pipeline_parallel, w.context_parallel) > 1:
-        return ("multi-GPU: sharding and parallelism are not traced (the FSDP tracker needs "
-                "fake CUDA tensors, which a CPU build cannot run backward on)")
+    if max(w.tensor_parallel, w.pipeline_parallel, w.context_parallel) > 1:
+        return ("multi-GPU: tensor, pipeline and context parallelism are not traced (only "
+                "FSDP / ZeRO-3 sharding of one rank is)")
+    if gpus > 1 and w.sharding not in SHARDED:
+        return (f"multi-GPU: sharding {w.sharding} is not traced (one rank of an FSDP / ZeRO-3 "
+                "job is: PyTorch's FSDP memory tracker runs FSDP2's fully_shard)")
+    if gpus <= 1 and w.sharding != "none":
+        return (f"multi-GPU: sharding {w.sharding} on one GPU shards nothing; set gpus, or "
+                "sharding = \"none\"")
     if w.precision not in ("bf16-true", "bf16-mixed", "fp32"):
         return f"precision {w.precision}: not traceable with CPU autocast"
     if w.optimizer != "adamw":
@@ -91,8 +104,9 @@ def unsupported(w: Workload, gpus: int = 1) -> str | None:
         return (f"framework {w.framework}: its fused / chunked kernels are not the Hugging Face "
                 "step the trace runs")
     if w.loss not in (None, "full") or w.activation_offload or w.tiled_mlp \
-            or w.optimizer_in_backward:
-        return "memory switches (chunked/fused loss, offload, tiled MLP, optimizer in backward)"
+            or w.optimizer_in_backward or w.offload_params:
+        return ("memory switches (chunked/fused loss, offload, tiled MLP, optimizer in backward, "
+                "parameter offload)")
     return None
 
 
@@ -157,7 +171,8 @@ def _patched_for_fake():
 
 
 def _build(w: Workload):
-    """(model, optimizer) under the active FakeTensorMode."""
+    """The model (LoRA-wrapped for `lora`) and its trainable parameters, under the active
+    FakeTensorMode."""
     import torch
     import transformers as tf
 
@@ -183,22 +198,53 @@ def _build(w: Workload):
             for p in model.parameters():
                 if p.requires_grad:
                     p.data = p.data.to(dtype)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    return model, torch.optim.AdamW(trainable, lr=1e-4), trainable
+    return model, [p for p in model.parameters() if p.requires_grad]
 
 
-def trace(w: Workload) -> TraceEstimate:
-    """Trace one training step of `w` (call `unsupported` first) and return its peak."""
+def trace(w: Workload, gpus: int = 1) -> TraceEstimate:
+    """Trace one training step of `w` on one of `gpus` ranks (call `unsupported` first) and
+    return that rank's peak."""
+    why = unsupported(w, gpus)
+    if why:
+        raise ValueError(f"{w.name}: {why}")
+    start = time.perf_counter()
+    if gpus > 1:
+        total, snap = _trace_sharded(w, gpus)
+    else:
+        total, snap = _trace_one_gpu(w)
+    for name, extra in _outside_the_step(w, gpus).items():
+        snap[name] = extra
+        total += extra
+    return TraceEstimate(w.name, total, snap, time.perf_counter() - start)
+
+
+def _outside_the_step(w: Workload, gpus: int) -> dict[str, int]:
+    """Memory the framework holds beside the traced step, as named terms. LitGPT's FSDP peak
+    is its shard plus one full 16-bit copy of the weights per rank (the closed form's
+    fsdp_full_weight_copy, sizing/frameworks.py: LitGPT's resource tables show LoRA on 2 GPUs
+    above 1 GPU, Llama 2 7B 22.18 vs 21.30 GB). HF modules sharded by fully_shard never hold
+    it, so it is added as that named term, the same size as in the closed form."""
+    from gpuprices.sizing.frameworks import profile
+
+    if gpus > 1 and profile(w.framework).fsdp_full_weight_copy:
+        return {"full weight copy (litgpt FSDP)": int(w.arch.params * 2)}
+    return {}
+
+
+def _snapshot(peak) -> tuple[int, dict[str, int]]:
+    dev = next(iter(peak))
+    snap = {str(getattr(k, "value", k)): int(v) for k, v in peak[dev].items()}
+    return snap.pop("Total"), snap
+
+
+def _trace_one_gpu(w: Workload) -> tuple[int, dict[str, int]]:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.distributed._tools.mem_tracker import MemTracker, _MemRefType
 
-    why = unsupported(w)
-    if why:
-        raise ValueError(f"{w.name}: {why}")
-    start = time.perf_counter()
     with _patched_for_fake(), FakeTensorMode():
-        model, opt, trainable = _build(w)
+        model, trainable = _build(w)
+        opt = torch.optim.AdamW(trainable, lr=1e-4)
         ids = torch.zeros(w.micro_batch, w.seq_len, dtype=torch.long)
 
         def step() -> None:
@@ -224,8 +270,71 @@ def trace(w: Workload) -> TraceEstimate:
             p.register_post_accumulate_grad_hook(grad_hook)
         with tracker:
             step()
-        peak = tracker.get_tracker_snapshot("peak")
-    dev = next(iter(peak))
-    snap = {getattr(k, "value", str(k)): int(v) for k, v in peak[dev].items()}
-    total = snap.pop("Total")
-    return TraceEstimate(w.name, total, snap, time.perf_counter() - start)
+        return _snapshot(tracker.get_tracker_snapshot("peak"))
+
+
+@contextlib.contextmanager
+def _fake_process_group(n: int):
+    """A `world_size = n` process group whose collectives do nothing (torch's "fake" backend,
+    torch.testing._internal.distributed.fake_pg: what torchtitan's memory estimation script
+    uses) and a 1-D device mesh over it. The mesh is built outside FakeTensorMode."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if dist.is_initialized():
+        raise RuntimeError("a process group exists already: the trace needs its own")
+    dist.init_process_group("fake", rank=0, world_size=n, store=FakeStore())
+    try:
+        yield init_device_mesh("cpu", (n,))
+    finally:
+        dist.destroy_process_group()
+
+
+def _decoder_layers(model):
+    """The decoder blocks, each an FSDP unit (as torchtitan and HF accelerate's auto-wrap do)."""
+    import torch
+
+    for mod in model.modules():
+        if isinstance(mod, torch.nn.ModuleList) and len(mod) and \
+                type(mod[0]).__name__.endswith(("DecoderLayer", "Layer")):
+            return list(mod)
+    raise LookupError("no decoder layer list in the model")
+
+
+def _trace_sharded(w: Workload, n: int) -> tuple[int, dict[str, int]]:
+    """Rank 0 of an n-rank FSDP2 job (fully_shard per decoder layer and the root), traced as
+    torchtitan's scripts/estimate/estimation.py does: fake process group, FakeTensorMode and
+    torch's FSDPMemTracker, which names sharded / unsharded parameters and gradients, optimizer
+    states, activations and the all-gather / reduce-scatter buffers."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._tools.fsdp2_mem_tracker import FSDPMemTracker
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    # bf16-mixed: fp32 sharded parameters, bf16 compute copies, gradients reduced in fp32
+    # (FSDP2's MixedPrecisionPolicy, as torchtitan sets it); otherwise the parameters' dtype.
+    # FSDP2 keeps PEFT's fp32 adapters beside the bf16 base in one group.
+    mp = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+          if w.precision == "bf16-mixed" else MixedPrecisionPolicy())
+    with _fake_process_group(n) as mesh, _patched_for_fake(), FakeTensorMode():
+        model, _ = _build(w)
+        for layer in _decoder_layers(model):
+            fully_shard(layer, mesh=mesh, mp_policy=mp)
+        fully_shard(model, mesh=mesh, mp_policy=mp)
+        # After sharding: the optimizer holds the sharded DTensor parameters (states per shard).
+        opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+        ids = torch.zeros(w.micro_batch, w.seq_len, dtype=torch.long)
+
+        def step() -> None:
+            loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+
+        step()  # untracked: AdamW's states appear in its first step
+        tracker = FSDPMemTracker(model, opt)
+        tracker.track_inputs((ids,))
+        with tracker:
+            step()
+        return _snapshot(tracker.get_tracker_snapshot("peak"))

@@ -47,7 +47,7 @@ _CHOICES = {
 }
 # Switch fields whose default is None but whose type is fixed (sizing/switches.py).
 _SWITCH_BOOLS = ("activation_offload", "optimizer_in_backward", "paged_optimizer", "packing",
-                 "tiled_mlp")
+                 "tiled_mlp", "offload_params")
 _POSITIVE = ("seq_len", "micro_batch", "grad_accum", "lora_rank", "tokens",
              "checkpoint_every_tokens", "gpus", "max_gpus",
              "tensor_parallel", "pipeline_parallel", "context_parallel",
@@ -175,6 +175,11 @@ def workload_from_dict(d: dict[str, Any], known_gpus: set[str] | None = None) ->
                             "grad_accum > 1")
     if kwargs.get("method") == "full_8bit" and "optimizer" not in kwargs:
         kwargs["optimizer"] = "adamw_8bit"
+    if kwargs.get("framework") == "unsloth" and "lora_dropout" not in kwargs:
+        # Unsloth's recipes set lora_dropout = 0 ("Supports any, but = 0 is optimized", the
+        # get_peft_model call of its notebooks and docs): its fast LoRA kernels patch in only
+        # then (sizing/unsloth_activations.py). Other frameworks keep the field's default.
+        kwargs["lora_dropout"] = False
     return Workload(name=name, arch=arch, **kwargs)
 
 

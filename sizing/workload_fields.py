@@ -14,7 +14,7 @@ METHODS = ("qlora", "lora", "full", "full_8bit")
 # fp8: Transformer Engine-style fp8 matmuls, higher-precision master weights (sizing/parallel.py);
 # needs a card with fp8 tensor cores (sizing/compat.py's fp8 rule).
 PRECISIONS = ("bf16-true", "bf16-mixed", "fp16-mixed", "fp32", "fp8")
-FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth")
+FRAMEWORKS = ("hf", "torchtune", "litgpt", "unsloth", "liger")
 OPTIMIZERS = ("adamw", "adamw_8bit", "paged_adamw_8bit")
 LORA_TARGETS = ("all", "attn", "qv")
 SHARDINGS = ("none", "zero2", "zero3", "fsdp")
@@ -127,6 +127,9 @@ class Workload:
     paged_optimizer: bool | None = None  # None: true for optimizer = "paged_*"
     packing: bool | None = None  # sample packing: full rows, no padding
     tiled_mlp: bool | None = None  # MLP over sequence shards (ALST TiledMLP)
+    # ZeRO-3 offload_param + offload_optimizer (DeepSpeed ZeRO-Infinity / ZeRO-Offload): weights,
+    # gradients and optimizer states live in host RAM; the GPU holds the gathered layer(s)
+    offload_params: bool | None = None
     mean_sample_tokens: float | None = None  # mean sample length (padding waste w/o packing)
     # cost inputs (documented defaults in sizing/cost.py)
     restart_minutes: float = 15.0

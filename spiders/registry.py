@@ -36,6 +36,12 @@ KINDS = ("hyperscaler", "gpu_cloud", "inference_host")
 # upstream cloud's offer (spiders/resold.py: the row names that cloud where the source does, and
 # is not counted twice when we also read that cloud first-party; docs/providers.md).
 SUPPLIES = ("own", "marketplace", "reseller", "aggregator")
+# How often a provider is crawled (docs/providers.md, "Crawl cadence", gives each provider's
+# reason). "daily": a list price changes by announcement, so one snapshot a day (the latest
+# capture of each request of the UTC day) says all there is. "hourly": prices or listings move
+# within the day (host-set marketplace prices, spot feeds): each crawl is its own snapshot, so a
+# day holds several, each named by the time of its first capture (flows/pipeline/parsing.py).
+CADENCES = ("hourly", "daily")
 PACKAGE = "gpuprices.spiders.providers"
 
 
@@ -64,6 +70,7 @@ class Provider:
     node_shapes: NodeShapes | None = None
     # What a buyer must know about what the rows are, when the kind alone does not say it.
     note: str | None = None
+    cadence: str = "daily"  # one of CADENCES; the declaration says why when it is not daily
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -71,6 +78,9 @@ class Provider:
         if self.supply not in SUPPLIES:
             raise ValueError(f"{self.id}: supply {self.supply!r} is not one of "
                              f"{', '.join(SUPPLIES)}")
+        if self.cadence not in CADENCES:
+            raise ValueError(f"{self.id}: cadence {self.cadence!r} is not one of "
+                             f"{', '.join(CADENCES)}")
 
 
 @cache
@@ -129,6 +139,20 @@ def body_cap(provider: str) -> Callable[[str], int]:
         return max(MAX_BODY_BYTES, (hook(url) or 0) if hook else 0)
 
     return cap
+
+
+def cadence(provider: str) -> str:
+    """How often the provider is crawled (CADENCES); "daily" for an archive name without a
+    provider package (the ECB rates)."""
+    try:
+        return declaration(provider).cadence
+    except KeyError:
+        return "daily"
+
+
+def hourly() -> tuple[str, ...]:
+    """The providers crawled every hour."""
+    return tuple(p.id for p in declarations().values() if p.cadence == "hourly")
 
 
 def wayback_urls(provider: str) -> list[str]:

@@ -150,6 +150,9 @@ def test_a_recorded_benchmark_changes_that_offers_hours_and_cost_in_rank(recorde
 
     text = runner.invoke(app, ["rank", str(WORKLOADS), "--date", "2026-10-11", "--top", "3",
                                "--data-dir", str(data)])
+    assert text.exit_code == 0 and "speed measured" in text.output  # the table's flag
+    text = runner.invoke(app, ["rank", str(WORKLOADS), "--date", "2026-10-11", "--top", "3",
+                               "--why", "--data-dir", str(data)])
     assert text.exit_code == 0 and "estimate" in text.output and "-20%" in text.output
 
 

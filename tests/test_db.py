@@ -247,6 +247,30 @@ def test_a_warehouse_of_the_old_layout_is_moved_into_the_store(con):
                        "WHERE provider = 'runpod'").fetchall() == [(2.69, 2.39)]
 
 
+def test_a_warehouse_from_before_snapshot_times_gains_them_from_its_captures(con):
+    """A store without snapshot_at / prev_at / last_at (one snapshot per provider-day then):
+    the columns are added on start, filled with each provider-day's earliest captured_at, and
+    the history views and later loads go on as before."""
+    db.load_partition(con, DAY1, "runpod", _offers(prices=(2.69, 1.64)))
+    db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.49, 1.64)))
+    changes = "SELECT * FROM price_changes ORDER BY ALL"
+    history = "SELECT * FROM offer_history ORDER BY ALL"
+    before = con.execute(changes).fetchall(), con.execute(history).fetchall()
+    for view in reversed(db.VIEWS):
+        con.execute(f"DROP VIEW IF EXISTS {view.split('/')[-1]}")  # noqa: S608 (our names)
+    for table, column in (("offer_points", "snapshot_at"), ("offer_points", "prev_at"),
+                          ("offer_ids", "last_at"), ("snapshot_dates", "snapshot_at")):
+        con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")  # noqa: S608 (our names)
+    db.init_schema(con)
+    assert (con.execute(changes).fetchall(), con.execute(history).fetchall()) == before
+    first = dt.datetime.combine(DAY2, dt.time(2, 30), tzinfo=dt.UTC)
+    assert con.execute("SELECT DISTINCT old_at, new_at FROM price_changes").fetchall() == [
+        (first - dt.timedelta(days=1), first)]
+    db.load_partition(con, DAY2, "runpod", _offers(day=DAY2, prices=(2.39, 1.64)))
+    assert con.execute("SELECT old_price_per_hour, new_price_per_hour FROM price_changes"
+                       ).fetchall() == [(2.69, 2.39)]
+
+
 def test_fx_rates_of_an_old_warehouse_lose_their_key_and_keep_their_rows(con):
     rates = pa.table({"date": [DAY1, DAY2], "currency": ["USD", "USD"],
                       "rate_per_eur": [1.05, 1.07]})

@@ -9,9 +9,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests")
-# Modules that import Prefect at their top (see their docstrings).
+# Modules that import Prefect at their top (see their docstrings), and the API and MCP servers,
+# whose FastAPI, uvicorn and mcp imports (about a second) no other command should pay for.
 PREFECT_MODULES = {"gpuprices.flows.nightly", "gpuprices.flows.serve", "gpuprices.flows.weekly",
-                   "gpuprices.flows.team.flows", "gpuprices.flows.team.deploy"}
+                   "gpuprices.flows.team.flows", "gpuprices.flows.team.deploy",
+                   "gpuprices.flows.channels.http_api", "gpuprices.flows.channels.mcp_server"}
 
 
 def _module_name(path: Path) -> str:

@@ -328,3 +328,53 @@ def test_aggregator_rows_count_for_their_underlying_seller_once(tmp_path):
                     "ORDER BY member").fetchall()
     assert got == [("acmecloud", "together", 2.10), ("lambda", "lambda", 2.99)]
     c.close()
+
+
+def test_an_index_watch_rule_is_sent_once_when_its_move_holds(replayed, con, tmp_path,
+                                                               monkeypatch):
+    """`kind = "index"` (flows/ops/watching.py) on the real index: its figures are the stored
+    ones, and a rule whose threshold the move passes is sent once, one it does not is not."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    from gpuprices.flows.ops import notify, watching
+    from gpuprices.warehouse.queries import watch
+
+    move = watch.index_move(con, gpu_model=H100, days=7)
+    assert move["then_day"] <= move["day"] - dt.timedelta(days=7)
+    for day, value in ((move["day"], move["value"]), (move["then_day"], move["then_value"])):
+        assert Decimal(str(value)).quantize(Decimal("0.000001")) == _row(con, day)["value_usd"]
+    posts = []
+
+    class Receiver(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            posts.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    Thread(target=srv.serve_forever, daemon=True).start()
+    monkeypatch.setenv(notify.NOTIFY_ENV, f"json://127.0.0.1:{srv.server_address[1]}/w")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    way = "falls_pct" if move["pct"] < 0 else "rises_pct"
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        f'[[rule]]\nname = "passed"\nkind = "index"\ngpu = "{H100}"\n'
+        f'{way} = {abs(move["pct"]) - 0.05:.4f}\n'
+        f'[[rule]]\nname = "not passed"\nkind = "index"\ngpu = "{H100}"\n'
+        f'{way} = {abs(move["pct"]) + 0.05:.4f}\n')
+    try:
+        first = watching.evaluate(replayed, watching.load_rules(rules))
+        second = watching.evaluate(replayed, watching.load_rules(rules))
+    finally:
+        srv.shutdown()
+        (replayed.data_dir / watching.STATE_FILE).unlink(missing_ok=True)
+    assert [len(o.new) for o in first] == [1, 0] and [len(o.new) for o in second] == [0, 0]
+    (post,) = posts
+    assert post["title"] == "gpuprices watch: passed (1 new)"
+    assert f"on {move['then_day']} -> " in post["message"] and f"({move['pct']:+.1f} %)" \
+        in post["message"]

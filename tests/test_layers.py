@@ -22,6 +22,7 @@ FLOWS_RANK = {
     "loading": 3,  # the end of every run
     "nightly": 4, "weekly": 4,  # the Prefect flows
     "serve": 5,  # serves the flows
+    "channels": 5,  # serves the answers: the HTTP API and the MCP server
     "team": 6,  # the team mode's flows and deployments
     "cli": 7,  # the command line over all of it
 }
@@ -112,7 +113,7 @@ def test_flows_top_holds_the_flows_and_a_few_shared_modules():
     top = sorted(p.stem for p in (ROOT / "flows").glob("*.py") if p.stem != "__init__")
     assert len(top) <= 12, top
     subs = sorted(p.parent.name for p in (ROOT / "flows").glob("*/__init__.py"))
-    assert subs == ["cli", "ops", "pipeline", "team"]
+    assert subs == ["channels", "cli", "ops", "pipeline", "team"]
 
 
 def test_sizing_needs_no_database_or_arrow():

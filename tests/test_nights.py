@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from gpuprices.flows import loading
 from gpuprices.flows.cli.main import app
 from gpuprices.flows.config import Settings
-from gpuprices.flows.ops import alerts, run_journal
+from gpuprices.flows.ops import notify, run_journal
 from gpuprices.flows.ops.status import status_table
 from gpuprices.flows.ops.warehouse_state import interrupted_runs
 from gpuprices.flows.pipeline import live
@@ -124,8 +124,8 @@ def test_a_warehouse_loaded_before_file_states_were_kept_is_not_reloaded(setting
 def test_a_trickling_webhook_costs_one_deadline_and_is_hung_up_on():
     # One byte every 0.5 s: a per-read timeout of 1.5 s never fires (the answer takes ~35 s).
     with trickling_webhook(gap_s=0.5, body_bytes=0) as (url, hung_up):
-        problem = alerts.post_webhook(url, {"text": "x"}, timeout=1.5)
-        assert problem == "webhook post abandoned: no complete answer within the 1.5 s deadline"
+        problem = notify.send("t", "x", timeout=1.5, found=[notify.legacy_target(url)])
+        assert problem == "alert send abandoned: no complete answer within the 1.5 s deadline"
         assert hung_up.wait(10)  # the socket was shut, nothing lingers
 
 
@@ -138,10 +138,10 @@ def test_a_run_alerting_a_trickling_webhook_ends_and_frees_its_lock(tmp_path, ru
                env={"GPUPRICES_WEBHOOK_URL": url, "GPUPRICES_WEBHOOK_TIMEOUT_S": "2"})
         assert hung_up.is_set()
     assert r.returncode == 1
-    assert ("alert not delivered: webhook post abandoned: no complete answer within the 2 s "
+    assert ("alert not delivered: alert send abandoned: no complete answer within the 2 s "
             "deadline") in r.stderr
     summary = re.search(r"run summary: (\S+)", r.stdout).group(1)
-    assert "Webhook: NOT delivered (webhook post abandoned" in open(summary).read()
+    assert "Alerts: NOT delivered (alert send abandoned" in open(summary).read()
     with (data / "nightly.lock").open("a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: raises if anyone still holds it
 

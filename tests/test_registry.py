@@ -115,6 +115,21 @@ def test_node_shapes():
         assert registry.declaration(provider).node_shapes.source
 
 
+def test_crawl_cadence():
+    """Marketplaces and spot feeds are crawled hourly, list-price pages daily; a declaration
+    that is not daily says why (docs/providers.md, "Crawl cadence")."""
+    decls = registry.declarations().values()
+    assert all(p.cadence in registry.CADENCES for p in decls)
+    assert {p.id for p in decls if p.supply == "marketplace"} <= set(registry.hourly())
+    assert set(registry.hourly()) == {"vast", "hyperbolic", "lium", "gpuai", "azure"}
+    for provider in registry.hourly():
+        text = (PROVIDER_DIR / provider / "__init__.py").read_text()
+        assert "# Hourly:" in text, provider
+    assert registry.cadence("ecb") == "daily"
+    with pytest.raises(ValueError, match="cadence 'weekly'"):
+        registry.Provider("x", "X", "gpu_cloud", "own", "s", "p", cadence="weekly")
+
+
 def test_no_provider_module_at_the_old_locations():
     """Provider code lives in its package; spiders/parsers and spiders/sources keep only the
     shared machinery (and the ECB rates, which are not a provider)."""

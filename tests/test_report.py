@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from gpuprices.flows import loading
@@ -338,8 +339,11 @@ def test_provider_text_is_escaped(settings, tmp_path):
     assert "<script" not in text
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;|H100" in text
     md = html.with_name("report.md").read_text()
-    assert "<script" not in md and r"&lt;script&gt;alert(\"x\")" not in md
-    assert r"&lt;script&gt;alert(" in md and r"\|H100" in md
+    # Markdown escapes by backslash, never by HTML entity (reports/markdown_text.py): no raw
+    # tag survives a CommonMark viewer, and the raw file reads as the SKU
+    assert r'\<script>alert("x")\</script>\|H100' in md and "&lt;" not in md
+    shown = MarkdownIt("commonmark").enable("table").render(md)
+    assert "<script" not in shown and "&lt;script&gt;alert(" in shown
 
 
 def test_files_written(settings):
@@ -360,6 +364,26 @@ def test_files_written(settings):
     md = (folder / "report.md").read_text()
     assert md.startswith("# GPU prices — week 2026-W40")
     assert "| GPU |" in md
+
+
+def test_the_report_currency_is_the_commands_default(settings, monkeypatch):
+    """The report and the command line share one default (flows/config.py): USD, or
+    $GPUPRICES_CURRENCY; the report used to default to EUR and the commands to USD."""
+    from gpuprices.flows.config import CURRENCY_ENV
+    monkeypatch.delenv(CURRENCY_ENV, raising=False)
+    md = make_report(settings, "2026-W40").with_name("report.md").read_text()
+    assert "Prices in USD per hour" in md
+    monkeypatch.setenv(CURRENCY_ENV, "EUR")
+    md = make_report(settings, "2026-W40").with_name("report.md").read_text()
+    assert "Prices in EUR per hour" in md
+    app = typer.Typer()
+    register(app)
+    r = CliRunner().invoke(app, ["report", "--week", "2026-W40", "--currency", "USD",
+                                 "--data-dir", str(settings.data_dir),
+                                 "--archive", str(settings.archive_root)])
+    assert r.exit_code == 0, r.output
+    md = (settings.reports_dir / "2026-W40" / "report.md").read_text()
+    assert "Prices in USD per hour" in md  # --currency over the environment
 
 
 def test_cli_report_command(settings):

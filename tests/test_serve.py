@@ -25,8 +25,11 @@ def _schedule(dep):
     return sched.schedule.cron, sched.schedule.timezone, sched.active
 
 
-def test_default_deployments(serve_module, tmp_path):
+def test_default_deployments(serve_module, tmp_path, monkeypatch):
     from prefect.client.schemas.objects import ConcurrencyLimitStrategy
+
+    from gpuprices.flows.config import CURRENCY_ENV
+    monkeypatch.delenv(CURRENCY_ENV, raising=False)
 
     s = Settings(tmp_path / "data", tmp_path / "snapshots")
     nightly, weekly = serve_module.build_deployments(s)
@@ -40,7 +43,9 @@ def test_default_deployments(serve_module, tmp_path):
         assert dep.parameters["data_dir"] == str(s.data_dir)
         assert dep.parameters["archive_root"] == str(s.archive_root)
         assert dep.work_pool_name is None  # served from this process
-    assert weekly.parameters["currency"] == "EUR"
+    assert weekly.parameters["currency"] == "USD"  # the one default (flows/config.py)
+    monkeypatch.setenv(CURRENCY_ENV, "EUR")
+    assert serve_module.build_deployments(s)[1].parameters["currency"] == "EUR"
     assert weekly.parameters["workloads_file"] is None
     assert nightly.entrypoint.endswith("flows/serve.py:scheduled_nightly")
 

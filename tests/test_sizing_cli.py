@@ -2,6 +2,7 @@
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -103,6 +104,37 @@ def test_size_gpu_override_and_not_fitting():
     assert by["qlora-llama3.1-70b"]["fits"] is False
     assert by["qlora-llama3.1-70b"]["verdict"] == "no"
     assert all(o["gpu"] == "L4-24GB" for o in by.values())
+
+
+def test_size_shows_no_speed_or_duration_under_does_not_fit_and_says_what_would(tmp_path):
+    """Issue 24: `size` printed tokens/s and hours under DOES NOT FIT."""
+    res = runner.invoke(app, ["size", str(WORKLOADS), "--gpu", "L4-24GB", "--gpus", "1"])
+    assert res.exit_code == 0, res.output
+    # one block per workload, from its title to the next
+    blocks = re.split(r"\n(?= *[a-z0-9.-]+: \d+ x )", res.stdout)
+    nofit = [b for b in blocks if "DOES NOT FIT" in " ".join(b.split("\n")[:2])]
+    assert len(nofit) == len(blocks) == len(load_workloads(WORKLOADS))  # 24 GB: none fits
+    for b in nofit:
+        assert "tokens/s" not in b and "hours" not in b and "cannot start" in b
+        assert "does not fit: " in b and "GB per GPU needed" in b and "would fit: " in b
+    by = {o["name"]: o for o in json.loads(runner.invoke(
+        app, ["size", str(WORKLOADS), "--gpu", "L4-24GB", "--gpus", "1", "--json"]).stdout)}
+    q70 = by["qlora-llama3.1-70b"]
+    assert q70["verdict"] == "no" and q70["tokens_per_s"] is None and q70["hours"] is None
+    # QLoRA on one GPU does not shard: only a bigger card holds it, and that card does
+    assert q70["would_fit"]["gpus"] is None and q70["would_fit"]["gpu"]
+    bigger = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--gpu",
+                                            q70["would_fit"]["gpu"], "--gpus", "1",
+                                            "--json"]).stdout)
+    assert {o["name"]: o for o in bigger}["qlora-llama3.1-70b"]["verdict"] == "fits"
+    full = by["full-llama3.1-8b-8gpu"]  # sharded: more L4s hold it too
+    assert full["would_fit"]["gpus"] and full["would_fit"]["gpus"] > 1
+    more = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--gpu", "L4-24GB", "--gpus",
+                                          str(full["would_fit"]["gpus"]), "--json"]).stdout)
+    assert {o["name"]: o for o in more}["full-llama3.1-8b-8gpu"]["verdict"] == "fits"
+    # a fitting workload keeps its figures
+    fits = json.loads(runner.invoke(app, ["size", str(WORKLOADS), "--json"]).stdout)
+    assert all(o["tokens_per_s"] and o["would_fit"] is None for o in fits if o["fits"])
 
 
 def test_size_text_and_errors(tmp_path):
@@ -330,12 +362,64 @@ def test_rank_never_uses_more_gpus_than_max_gpus(w41_rank):
     assert any("8-GPU node priced whole for a 1-GPU job" in x for x in whole[0]["reasons"])
 
 
-def test_rank_terminal_shows_dates_ages_and_the_choices(w41_settings):
-    res = runner.invoke(app, ["rank", str(WORKLOADS), "--date", "2026-10-11", "--top", "2",
-                              "--currency", "EUR", "--data-dir", str(w41_settings.data_dir)])
+def _plain_rank(w41_settings, *extra: str) -> str:
+    res = runner.invoke(app, ["rank", str(WORKLOADS), "--date", "2026-10-11", "--currency",
+                              "EUR", "--data-dir", str(w41_settings.data_dir), *extra])
     assert res.exit_code == 0, res.output
-    assert "the best firm offer of each kind" in res.stdout
-    assert "snapshot" in res.stdout and "(12 d)" in res.stdout
+    return res.stdout
+
+
+TABLE_ROW = re.compile(r"^ *(\d+) {2,}\S")
+
+
+def test_plain_rank_is_one_compact_table_per_workload(w41_settings):
+    """Plain `rank`: the one line per workload, then per workload one table of one line per
+    offer that may be chosen (the --top cheapest and each choice), no reasons, and one line
+    per kind of offer set apart (issue 24: it printed ~1,400 lines for these workloads)."""
+    out = _plain_rank(w41_settings)
+    lines = out.splitlines()
+    names = [w.name for w in load_workloads(WORKLOADS)]
+    heads = [line.split(":")[0] for line in lines if ": rent " in line]
+    assert heads == names  # the one line per workload, above the tables
+    assert len(lines) < 40 * len(names), len(lines)
+    for name in names:
+        assert out.count(f"{name}: ranked by cost per successful checkpoint") == 1
+    # the rows: the ok rows of --json (same --top), ranked 1..10 plus each choice ranked lower
+    rows = json.loads(_plain_rank(w41_settings, "--json"))
+    numbers = [int(m.group(1)) for m in map(TABLE_ROW.match, lines) if m]
+    for name in names:
+        ok = [r for r in rows if r["workload"] == name and r["verdict"] == "ok"]
+        assert {r["choice"] for r in ok if r["choice"]} >= {"on_demand", "spot"}
+    # (a committed row set aside because it does not pay is not a choice: the "committed:"
+    # line says which term would)
+    expected = sum(len([i for i, r in enumerate(
+        (r for r in rows if r["workload"] == n and r["verdict"] == "ok"), 1)
+        if i <= 10 or r["choice"]]) for n in names)
+    assert len(numbers) == expected and numbers.count(1) == len(names)
+    assert "on-demand pick" in out and "spot pick" in out
+    # no reasons in plain mode: they are --why's
+    for reason in ("headroom", "spot risk:", "community cloud (third-party", "rework"):
+        assert reason not in out, reason
+    # the 64-GPU job's separate pods: one summary line, not a table of them
+    apart = [line for line in lines if line.startswith("  set apart, not a cluster")]
+    assert len(apart) == 1 and "cheapest: 8×8" in apart[0]
+    assert "--why" in lines[-1]
+    # nothing left to choose: one sentence, not an empty table
+    tight = _plain_rank(w41_settings, "--deadline", "3d", "--region", "eu")
+    assert "cpt-llama3.1-70b-64gpu: no offer may be chosen" in tight
+    assert "  set apart, misses the deadline: " in tight
+
+
+def test_rank_why_gives_each_rows_reasons_dates_and_every_offer_set_apart(w41_settings):
+    plain, why = _plain_rank(w41_settings), _plain_rank(w41_settings, "--why")
+    assert len(why.splitlines()) > 3 * len(plain.splitlines())
+    assert "spot risk:" in why and "fits with" in why and "headroom" in why
+    assert "snapshot 2026-" in why and "(12 d)" in why
+    # every offer set apart is listed with its reason
+    assert "not a cluster: 8 separate machines" in why
+    rows = json.loads(_plain_rank(w41_settings, "--json", "--set-apart"))
+    cluster = [r for r in rows if r["verdict"] == "not_cluster"]
+    assert cluster and all(f"at {r['provider']} {r['sku']}" in why for r in cluster)
 
 
 def test_rank_json_holds_no_stale_or_not_firm_row_unless_asked(w41_settings):

@@ -165,7 +165,8 @@ def test_switch_fields_are_typed():
 def test_unsloth_lora_kernels_save_no_bitsandbytes_copy():
     """Unsloth's LoRA autograd functions dequantize themselves: the QLoRA activation term loses
     bitsandbytes' copy of the four projection inputs (h + q + h + i elements per token)."""
-    same = dict(seq_len=8192, loss="full", activation_offload=False)
+    # with dropout on both (Unsloth's own default is none: its generic path is compared here)
+    same = dict(seq_len=8192, loss="full", activation_offload=False, lora_dropout=True)
     hf, un = _gb(_w(**same), "activations"), _gb(_w(framework="unsloth", **same), "activations")
     copy = 8192 * (4096 * 3 + 14336) * 2 / 1e9
     # and hf's residual stream is fp32 (prepare_model_for_kbit_training), Unsloth's bf16: the 32
@@ -180,3 +181,27 @@ def test_342k_tokens_need_every_switch():
     assert estimate_memory(_w(**recipe, loss="full"), capacity_gb=cap).verdict == "no"
     assert estimate_memory(_w(**recipe), capacity_gb=cap).verdict in ("fits", "tight")
     assert estimate_memory(_w(**recipe, tiled_mlp=True), capacity_gb=cap).verdict == "fits"
+
+
+def test_unsloth_kernels_save_the_layer_inputs_once_and_recompute_the_swiglu_product():
+    """unsloth/kernels/fast_lora.py: LoRA_QKV saves X only, LoRA_MLP X, e and g (h = silu(e) * g
+    recomputed in place), LoRA_W's input is FlashAttention's output; the backward adds DW
+    (i-wide): 4h + 2q + 2kv + 3i elements per token per layer against the generic 21.5 h."""
+    same = dict(seq_len=65536, loss="full", activation_offload=True, lora_dropout=False)
+    h, q, kv, i = 4096, 4096, 1024, 14336
+    un = _w(framework="unsloth", **same)
+    # the recomputed layer + 2 offloaded-checkpoint layer inputs, bf16 residual stream
+    expect = 65536 * ((4 * h + 2 * q + 2 * kv + 3 * i) * 2 + 2 * h * 2) / 1e9
+    assert _gb(un, "activations") == pytest.approx(expect, rel=1e-9)
+    assert (4 * h + 2 * q + 2 * kv + 3 * i) / h == pytest.approx(17.0)
+    # with dropout Unsloth's fast paths are off: the generic count (larger) applies
+    assert _gb(_w(framework="unsloth", **{**same, "lora_dropout": True}), "activations") > \
+        _gb(un, "activations") * 1.3
+
+
+def test_unsloth_recipes_default_to_no_dropout():
+    """Unsloth's get_peft_model recipes set lora_dropout = 0; an unsloth workload that does not
+    say otherwise gets its fast-kernel count, other frameworks keep the field's default."""
+    assert _w(framework="unsloth").lora_dropout is False
+    assert _w(framework="unsloth", lora_dropout=True).lora_dropout is True
+    assert _w(framework="hf").lora_dropout is True

@@ -4,6 +4,7 @@ so the normal suite stays fast and green without them. Each trace takes 1-10 s o
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,47 @@ def test_size_engine_trace_json(tmp_path):
     assert tr["difference_gb"] == pytest.approx(tr["per_gpu_gb"] - small["per_gpu_gb"], abs=0.02)
     assert q["trace"] == {"supported": False, "reason": trace.unsupported(
         workload_from_dict(dict(name="q", model="Qwen2.5 0.5B", method="qlora")))}
+
+
+# One rank of an FSDP job: a fake process group, fully_shard per decoder layer, FSDPMemTracker.
+FSDP_FULL = dict(name="f", model="Qwen2.5 1.5B", method="full", precision="bf16-mixed",
+                 sharding="fsdp", seq_len=1024, grad_checkpointing=True)
+
+
+@pytest.mark.parametrize("gpus", [2, 4])
+def test_one_fsdp_rank_holds_its_shard_of_the_fp32_weights_and_adam_states(gpus):
+    w = workload_from_dict(dict(FSDP_FULL, gpus=gpus))
+    t = trace.trace(w, gpus)
+    params = w.arch.params
+    b = t.peak_breakdown
+    assert b["Sharded Param"] == pytest.approx(params * 4 / gpus, rel=0.03)  # fp32 shard
+    assert b["OptState"] == pytest.approx(2 * b["Sharded Param"], rel=0.01)  # exp_avg, exp_avg_sq
+    # only the layers being computed are gathered, never the whole model
+    assert b["Unsharded Param"] < params * 2 / 2
+    one = trace.trace(replace(w, sharding="none", gpus=1), 1)
+    assert t.peak_bytes < one.peak_bytes
+
+
+def test_size_traces_a_2_rank_fsdp_lora_of_an_8b(tmp_path):
+    toml = tmp_path / "w.toml"
+    toml.write_text('[[workload]]\nname = "l8"\nmodel = "Llama 3.1 8B"\nmethod = "lora"\n'
+                    'sharding = "fsdp"\ngpus = 2\nseq_len = 2048\ngrad_checkpointing = true\n'
+                    'gpu = "A100-SXM-80GB"\n')
+    res = CliRunner().invoke(app, ["size", str(toml), "--engine", "trace", "--json"])
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.stdout)
+    tr = row["trace"]
+    assert tr["supported"] and tr["verdict"] == "fits"
+    # the frozen bf16 base split over two ranks: 8.03e9 x 2 B / 2
+    assert tr["peak_breakdown_gb"]["Sharded Param"] == pytest.approx(8.03, rel=0.02)
+    assert abs(tr["difference_pct"]) < 25
+
+
+def test_litgpt_fsdp_adds_its_full_weight_copy_as_a_named_term():
+    base = dict(name="p", model="phi-1.5", method="full", framework="litgpt",
+                precision="bf16-true", sharding="fsdp", gpus=2, seq_len=512)
+    t = trace.trace(workload_from_dict(base), 2)
+    w = workload_from_dict(base)
+    assert t.peak_breakdown["full weight copy (litgpt FSDP)"] == int(w.arch.params * 2)
+    hf = trace.trace(workload_from_dict(dict(base, framework="hf")), 2)
+    assert "full weight copy (litgpt FSDP)" not in hf.peak_breakdown

@@ -35,13 +35,18 @@ def test_the_default_engine_adds_no_trace_field():
     assert res.exit_code == 0 and '"trace"' not in res.stdout
 
 
-def test_only_single_gpu_lora_and_full_training_is_traced():
+def test_lora_and_full_training_on_one_gpu_or_fsdp_sharded_are_traced():
     why = {w.name: trace.unsupported(w, w.gpus or 1) for w in load_workloads(WORKLOADS)}
     assert why["lora-qwen2.5-32b"] is None
     assert "CUDA-only" in why["qlora-llama3.1-70b"]
-    assert "multi-GPU" in why["full-llama3.1-8b-8gpu"]
-    # the same full fine-tuning on one GPU without sharding is traceable
+    # one rank of the 8-GPU FSDP full fine-tune is traced (fake process group)
+    assert why["full-llama3.1-8b-8gpu"] is None
     w8 = next(w for w in load_workloads(WORKLOADS) if w.name == "full-llama3.1-8b-8gpu")
-    assert "multi-GPU" in trace.unsupported(w8, 1)  # still FSDP-sharded
+    # sharding with nothing to shard over is a contradiction, not a trace
+    assert "multi-GPU" in trace.unsupported(w8, 1)
     assert trace.unsupported(replace(w8, sharding="none", gpus=1), 1) is None
+    # ZeRO-2 keeps full parameters (FSDP2 cannot express it); plain data parallel is not sharded
+    assert "zero2" in trace.unsupported(replace(w8, sharding="zero2"), 8)
+    assert "sharding none" in trace.unsupported(replace(w8, sharding="none"), 8)
+    assert "tensor, pipeline" in trace.unsupported(replace(w8, tensor_parallel=2), 8)
     assert "fused" in trace.unsupported(replace(w8, sharding="none", framework="unsloth"), 1)

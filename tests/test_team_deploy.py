@@ -32,7 +32,9 @@ def test_one_crawl_deployment_per_provider_and_one_load(team_deploy):
         assert d.parameters == {"provider": provider, "data_dir": "", "archive_root": "",
                                 "replay": ""}
         assert (d.work_pool_name, d.work_queue_name) == ("pool-x", "crawl")
-        assert d.schedules[0].schedule.cron == "0 2 * * *"
+        # Marketplaces and spot feeds every hour, list prices nightly (registry cadence).
+        hourly = provider in ("vast", "hyperbolic", "lium", "gpuai", "azure")
+        assert d.schedules[0].schedule.cron == ("0 * * * *" if hourly else "0 2 * * *")
     assert (load.flow_name, load.entrypoint) == ("gpuprices-load",
                                                  "gpuprices.flows.team.flows.load_lake")
     assert (load.work_queue_name, load.parameters) == ("load", {"data_dir": "",

@@ -108,9 +108,9 @@ def test_unknown_layout_is_held_degraded_and_loaded_only_after_release(settings)
     assert all(r["reason"].startswith("unknown layout: candidate row") for r in q)
     summary = loading.load(settings, [res], "r1").read_text()
     assert "## Degraded" in summary and "unknown layout" in summary
-    payload = alerts.alert_payload("r1", [res])
-    assert any(b["text"]["text"].startswith("*DEGRADED* lambda 2023-09-09: ")
-               and "unknown layout" in b["text"]["text"] for b in payload["blocks"])
+    alert = alerts.alert_message("r1", [res])
+    assert any(line.startswith("DEGRADED lambda 2023-09-09: held, ")
+               and "unknown layout" in line for line in alert.lines)
     # Nothing loaded on its own: the day is no "latest" snapshot in the status table.
     assert _offers(settings) == [(0,)]
     console = Console(record=True, width=250)

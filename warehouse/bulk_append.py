@@ -25,9 +25,9 @@ from gpuprices.warehouse import store
 from gpuprices.warehouse.connection import run
 from gpuprices.warehouse.tables import create_src
 
-# The batch's points: within the batch each point follows the one before it (same-day
-# duplicates chain in price order, as store._POINTS_SQL does); an offer's first point in the
-# batch follows its stored last_* (NULL for a new offer).
+# The batch's points: within the batch each point follows the one before it (a day's
+# snapshots in time order, duplicates within a snapshot in price order, as store._POINTS_SQL
+# does); an offer's first point in the batch follows its stored last_* (NULL for a new offer).
 _POINTS_SQL = f"""
     INSERT INTO offer_points
     SELECT n.snapshot_date, n.provider, n.gpu_model, offer_no, n.price_per_hour,
@@ -37,21 +37,25 @@ _POINTS_SQL = f"""
                                                           "n.price_per_hour")}
                                      THEN b.last_price_per_hour END
                 WHEN {store._differs("lag_p", "n.price_per_hour")} THEN lag_p END,
-           dup_no, detail_no, capture_no, available
+           dup_no, detail_no, capture_no, available, n.snapshot_at,
+           CASE WHEN dup_no > 0 THEN n.snapshot_at WHEN k = 1 THEN b.last_at ELSE lag_t END
     FROM (
         SELECT *, row_number() OVER w AS k,
-               lag(snapshot_date) OVER w AS lag_d, lag(price_per_hour) OVER w AS lag_p
+               lag(snapshot_date) OVER w AS lag_d, lag(snapshot_at) OVER w AS lag_t,
+               lag(price_per_hour) OVER w AS lag_p
         FROM _rows
-        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_date, price_per_hour)
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0
+                     ORDER BY snapshot_date, snapshot_at, price_per_hour)
     ) AS n
     LEFT JOIN offer_ids AS b USING (offer_no)
-    ORDER BY n.snapshot_date, n.provider, n.gpu_model, offer_no, n.price_per_hour, dup_no
+    ORDER BY n.snapshot_date, n.provider, n.gpu_model, offer_no, n.snapshot_at, n.price_per_hour,
+             dup_no
 """  # noqa: S608 (our constants)
 
 _LAST_SQL = """
     UPDATE offer_ids AS i
-    SET last_date = t.m.d, last_price_per_hour = t.m.p
-    FROM (SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+    SET last_date = t.m.d, last_at = t.m.t, last_price_per_hour = t.m.p
+    FROM (SELECT offer_no, max({'d': snapshot_date, 't': snapshot_at, 'p': price_per_hour}) AS m
           FROM _rows GROUP BY offer_no) AS t
     WHERE i.offer_no = t.offer_no
 """
@@ -96,7 +100,8 @@ def append_many(con: duckdb.DuckDBPyConnection,
         src="(SELECT s.*, q.seq FROM _src AS s JOIN _seq AS q USING (snapshot_date, provider))"))
     for sql in store._NUMBER_SQL:
         run(con, sql)
-    run(con, "INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
+    run(con, "INSERT INTO snapshot_dates "
+             "SELECT DISTINCT provider, snapshot_date, snapshot_at FROM _rows")
     run(con, store._CHEAPEST_SQL.format(rows="_rows"))
     run(con, _POINTS_SQL)
     run(con, _LAST_SQL)

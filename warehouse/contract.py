@@ -1,8 +1,15 @@
-"""The offer contract: one row = one price for one purchasable thing on one snapshot date.
+"""The offer contract: one row = one price for one purchasable thing on one snapshot.
 
 The column list is frozen (docs/design.md). Adding a column is a deliberate change: append it to
 OFFER_COLUMNS and OFFER_SCHEMA together and teach `conform_table` its default, so that Parquet
 files written before the change still load.
+
+A snapshot is one provider's prices at one time: `snapshot_at`, the earliest capture time among
+its rows (each row keeps its own `captured_at`, the time its page was fetched). A daily provider
+has one snapshot a day, an hourly one several (spiders/registry.py CADENCES); `snapshot_date` is
+the UTC day they belong to. Files written before `snapshot_at` existed held one snapshot per day
+and provider: their rows take the earliest `captured_at` of their (snapshot_date, provider),
+i.e. a time derived from the archive records, never an invented midnight.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe",
              "vast", "hyperbolic", "oracle", "scaleway", "together",
@@ -53,6 +61,9 @@ OFFER_SCHEMA = pa.schema(
         pa.field("available", pa.bool_()),
         # JSON object text: what only one provider has (never a column for one provider).
         pa.field("extra", pa.string()),
+        # When the snapshot this row belongs to was taken (module docstring); appended last.
+        # Nullable for the files and tables written before it: conform_table always fills it.
+        pa.field("snapshot_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 OFFER_COLUMNS = tuple(OFFER_SCHEMA.names)
@@ -149,6 +160,9 @@ class Offer:
     min_billing_s: int | None
     available: bool | None
     extra: dict[str, Any] = field(default_factory=dict)
+    # None until the parse step knows the snapshot (flows/pipeline/parsing.py); a row written
+    # without one takes its day's earliest captured_at (conform_table).
+    snapshot_at: dt.datetime | None = None
 
     def as_row(self) -> dict[str, Any]:
         row = {name: getattr(self, name) for name in OFFER_COLUMNS}
@@ -223,7 +237,7 @@ def make_offer(
 def offers_to_table(offers: list[Offer]) -> pa.Table:
     """Offers as an Arrow table in the frozen column order."""
     rows = [o.as_row() for o in offers]
-    return pa.Table.from_pylist(rows, schema=OFFER_SCHEMA)
+    return with_snapshot_at(pa.Table.from_pylist(rows, schema=OFFER_SCHEMA))
 
 
 def conform_to(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -239,5 +253,30 @@ def conform_to(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def conform_table(table: pa.Table) -> pa.Table:
     """Bring a table written under an older contract to the current one: columns it lacks are
-    added as nulls, columns are put in the frozen order and cast to the frozen types."""
-    return conform_to(table, OFFER_SCHEMA.remove_metadata())
+    added as nulls, columns are put in the frozen order and cast to the frozen types, and a
+    missing snapshot_at is its (snapshot_date, provider)'s earliest captured_at."""
+    return with_snapshot_at(conform_to(table, OFFER_SCHEMA.remove_metadata()))
+
+
+def with_snapshot_at(table: pa.Table) -> pa.Table:
+    """`table` (in OFFER_SCHEMA) with each null snapshot_at set to the earliest captured_at of
+    its (snapshot_date, provider) in the table: a row from before snapshots had a time belongs
+    to its day's one snapshot."""
+    col = table.column("snapshot_at")
+    if not col.null_count or not table.num_rows:
+        return table
+    first = table.group_by(["snapshot_date", "provider"]).aggregate([("captured_at", "min")])
+    index = table.schema.get_field_index("snapshot_at")
+    if first.num_rows == 1:  # one provider-day, as every lake file: no per-row Python
+        filled = pc.fill_null(col, first.column("captured_at_min")[0])
+        return table.set_column(index, table.schema.field(index), filled)
+    taken = {(d, p): t for d, p, t in zip(first.column("snapshot_date").to_pylist(),
+                                          first.column("provider").to_pylist(),
+                                          first.column("captured_at_min").to_pylist(),
+                                          strict=True)}
+    keys = zip(table.column("snapshot_date").to_pylist(), table.column("provider").to_pylist(),
+               strict=True)
+    filled = [t if t is not None else taken.get(k) for t, k in zip(col.to_pylist(), keys,
+                                                                      strict=True)]
+    return table.set_column(index, table.schema.field(index),
+                            pa.array(filled, type=col.type))

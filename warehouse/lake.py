@@ -24,6 +24,19 @@ The PUT carries the version the writer saw just before (If-Match, or If-None-Mat
 partition): a writer that lost a race to the same partition gets objstore.ConflictError naming
 it, and the winner's partition stays.
 
+A closed month can be compacted (warehouse/lake_compact.py): one provider's days of a month
+merged into one file, one row group per day, named by its content and recorded in a manifest:
+
+    <lake_root>/offers/snapshot_month=YYYY-MM/provider=P/part-<sha256[:16]>.parquet
+    <lake_root>/offers/snapshot_month=YYYY-MM/provider=P/manifest.json
+
+The manifest is the switch: a compacted file it does not name is invisible. Readers take each
+(snapshot_date, provider) from exactly one place: the day's own file when there is one (it is
+either the same data, left by a compaction that has not deleted it yet, or newer data written
+since), else its row group in the compacted file. So no reader counts a day twice during a
+compaction, or sees a half-done one. List the lake with `list_partitions` and read it with
+`read_offers_file` / `read_partition`; a raw `offers/**/*.parquet` glob would see both.
+
 Quarantine holds rows that failed the checks (e.g. a GPU wording that maps to no canonical
 model): all offer columns, every one nullable, plus a `reason`.
 """
@@ -33,10 +46,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import json
 import os
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -72,6 +88,8 @@ class ChecksumError(ContractError):
 
 
 _DATE_DIR = re.compile(r"^snapshot_date=(\d{4}-\d{2}-\d{2})$")
+_MONTH_DIR = re.compile(r"^snapshot_month=(\d{4}-\d{2})$")
+MANIFEST = "manifest.json"
 _PROVIDER_DIR = re.compile(r"^provider=([A-Za-z0-9_-]+)$")
 
 
@@ -167,6 +185,8 @@ def _put_parquet(table: pa.Table, final: objstore.StorePath) -> objstore.StorePa
 
 def _read_table(path, columns: list[str] | None = None) -> pa.Table:
     """A lake file as pyarrow reads it, local or on object storage (checksum not checked)."""
+    if isinstance(path, CompactedDay):
+        return _read_compacted(path, columns)
     if objstore.is_remote(path):
         path = pa.BufferReader(objstore.location(path).read_bytes())
     return pq.read_table(path, columns=columns)
@@ -286,13 +306,16 @@ def read_partition(
     lake_root: Path | str, snapshot_date: dt.date | str, provider: str
 ) -> pa.Table:
     """One partition conformed to the current contract (files written with fewer columns load
-    with the missing columns null). Raises FileNotFoundError when the partition is absent."""
-    return read_offers_file(partition_path(lake_root, snapshot_date, provider))
+    with the missing columns null), from its own file or its compacted month. Raises
+    FileNotFoundError when the partition is absent."""
+    return read_offers_file(find_partition(lake_root, snapshot_date, provider))
 
 
 def read_offers_file(path: Path | str) -> pa.Table:
     """A lake file conformed to the current contract. Raises ChecksumError for a file whose
     bytes differ from the checksum recorded when it was written."""
+    if isinstance(path, CompactedDay):
+        return conform_table(_read_compacted(path))
     if objstore.is_remote(path):  # one GET: the bytes and the checksum they were written with
         path = objstore.location(path)
         data, meta, _ = path.get()
@@ -306,11 +329,16 @@ def read_offers_file(path: Path | str) -> pa.Table:
 
 
 def partition_objects(lake_root: objstore.StorePath | str
-                      ) -> list[tuple[dt.date, str, objstore.StorePath, objstore.ObjectInfo]]:
+                      ) -> list[tuple[dt.date, str, objstore.StorePath | CompactedDay,
+                                      objstore.ObjectInfo | None]]:
     """The offers partitions of a lake on object storage with each object's state (size,
-    ETag), from one listing, sorted by date then provider."""
+    ETag), from one listing, sorted by date then provider. A day held in a compacted file
+    comes as a CompactedDay with no object state (its stamp is in the manifest)."""
     base = objstore.location(lake_root) / OFFERS_AREA
-    return _list_objects(base)
+    found = _list_objects(base)
+    days = [(d, p, path, None) for d, p, path in _compacted_days(base, {(d, p) for d, p, *_
+                                                                      in found})]
+    return sorted(found + days, key=lambda item: (item[0], item[1]))
 
 
 def _list_objects(base: objstore.StorePath
@@ -329,9 +357,17 @@ def _list_objects(base: objstore.StorePath
 
 def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
     if objstore.is_remote(lake_root):
-        return [(d, p, path) for d, p, path, _ in
-                _list_objects(objstore.location(lake_root) / area)]
-    base = Path(lake_root) / area
+        found = [(d, p, path) for d, p, path, _ in
+                 _list_objects(objstore.location(lake_root) / area)]
+    else:
+        found = _list_local(Path(lake_root) / area)
+    if area == OFFERS_AREA:
+        found += _compacted_days(objstore.location(lake_root) / area,
+                                 {(d, p) for d, p, _ in found})
+    return sorted(found, key=lambda item: (item[0], item[1]))
+
+
+def _list_local(base: Path) -> list[tuple[dt.date, str, Path]]:
     found: list[tuple[dt.date, str, Path]] = []
     if not base.is_dir():
         return found
@@ -347,13 +383,142 @@ def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Pat
             # partition yet.
             if m_prov and part.is_file():
                 found.append((day, m_prov.group(1), part))
-    return sorted(found, key=lambda item: (item[0], item[1]))
+    return found
 
 
-def list_partitions(lake_root: Path | str) -> list[tuple[dt.date, str, Path]]:
+def list_partitions(lake_root: Path | str) -> list[tuple[dt.date, str, Path | CompactedDay]]:
     """Every complete offers partition as (snapshot_date, provider, path), sorted by date then
-    provider."""
+    provider; a day held only in a compacted month file comes as a CompactedDay, which
+    read_offers_file, read_columns and lake_sync.stamp_of take like a path."""
     return _list_area(lake_root, OFFERS_AREA)
+
+
+def find_partition(lake_root: Path | str, snapshot_date: dt.date | str, provider: str
+                   ) -> Path | CompactedDay:
+    """Where the offers of (snapshot_date, provider) are read from: the day's own file, else
+    its row group in the month's compacted file. Raises FileNotFoundError when neither."""
+    day = _as_date(snapshot_date)
+    path = partition_path(lake_root, day, provider)
+    if path.exists():
+        return path
+    found = read_manifest(lake_root, provider, day.strftime("%Y-%m"))
+    if found is not None and day.isoformat() in found[0]["days"]:
+        return _day_of(found[1], found[0], day, provider)
+    raise FileNotFoundError(f"{path}: no such lake partition (nor a compacted month holding it)")
+
+
+# -- compacted months (written by warehouse/lake_compact.py) ----------------------------------
+
+@dataclass(frozen=True)
+class CompactedDay:
+    """One provider-day held as a row group of a compacted month file."""
+
+    file: Path | objstore.StorePath
+    snapshot_date: dt.date
+    provider: str
+    row_group: int | None  # None: the day had no rows
+    sha256: str  # of the whole compacted file, as its manifest records it
+    stamp: tuple[int, int]  # the day's own file state when it was compacted (lake_sync)
+
+    def __str__(self) -> str:
+        return f"{self.file}[{self.snapshot_date}]"
+
+    def exists(self) -> bool:
+        return self.file.exists()
+
+
+def month_folder(lake_root, provider: str, month: str) -> Path | objstore.StorePath:
+    """The folder of one provider's compacted month (YYYY-MM)."""
+    if not re.fullmatch(r"\d{4}-\d{2}", month):
+        raise ValueError(f"month {month!r} is not YYYY-MM")
+    return (objstore.location(lake_root) / OFFERS_AREA / f"snapshot_month={month}"
+            / f"provider={_check_provider(provider)}")
+
+
+def read_manifest(lake_root, provider: str, month: str
+                  ) -> tuple[dict, Path | objstore.StorePath] | None:
+    """A compacted month's manifest and the file it names, or None when not compacted."""
+    folder = month_folder(lake_root, provider, month)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except FileNotFoundError:
+        return None
+    return manifest, folder / manifest["file"]
+
+
+def _day_of(file, manifest: dict, day: dt.date, provider: str) -> CompactedDay:
+    entry = manifest["days"][day.isoformat()]
+    return CompactedDay(file, day, provider, entry["row_group"], manifest["sha256"],
+                        tuple(entry["stamp"]))
+
+
+def _compacted_days(base, shadowed: set) -> list[tuple[dt.date, str, CompactedDay]]:
+    """The days of every compacted month under `base` (the offers area) that have no file of
+    their own (`shadowed`)."""
+    out = []
+    manifests = []
+    if objstore.is_remote(base):
+        for path, _ in base.walk():
+            parts = path.key[len(base.key):].strip("/").split("/")
+            if len(parts) == 3 and parts[2] == MANIFEST and _MONTH_DIR.match(parts[0]):
+                manifests.append(path)
+    elif base.is_dir():
+        manifests = [m for month_dir in base.iterdir() if _MONTH_DIR.match(month_dir.name)
+                     for m in month_dir.glob(f"provider=*/{MANIFEST}")]
+    for path in manifests:
+        m_prov = _PROVIDER_DIR.match(path.parent.name)
+        if not m_prov:
+            continue
+        manifest = json.loads(path.read_text())
+        for iso in manifest["days"]:
+            day = dt.date.fromisoformat(iso)
+            if (day, m_prov.group(1)) not in shadowed:
+                out.append((day, m_prov.group(1),
+                            _day_of(path.parent / manifest["file"], manifest, day,
+                                    m_prov.group(1))))
+    return out
+
+
+# Compacted files already checked against their manifest's SHA-256 (local: by file state), and
+# the bytes of remote ones (a rebuild reads a month's days one by one, across providers).
+_VERIFIED: dict[tuple, bool] = {}
+_REMOTE_BYTES: OrderedDict[str, bytes] = OrderedDict()
+_REMOTE_BUDGET = 256 << 20
+
+
+def _compacted_source(day: CompactedDay):
+    """What pyarrow reads the day's file from, its bytes checked once against the manifest."""
+    if objstore.is_remote(day.file):
+        key = f"{day.file}#{day.sha256}"
+        data = _REMOTE_BYTES.get(key)
+        if data is None:
+            data, meta, _ = day.file.get()
+            if problem := _object_problem(day.file, data, {CHECKSUM_METADATA: day.sha256}):
+                raise ChecksumError(problem)
+            _REMOTE_BYTES[key] = data
+            while sum(map(len, _REMOTE_BYTES.values())) > _REMOTE_BUDGET and len(
+                    _REMOTE_BYTES) > 1:
+                _REMOTE_BYTES.popitem(last=False)
+        _REMOTE_BYTES.move_to_end(key)
+        return pa.BufferReader(data)
+    st = day.file.stat()
+    key = (str(day.file), st.st_size, st.st_mtime_ns, day.sha256)
+    if key not in _VERIFIED:
+        got = _sha256(day.file)
+        if got != day.sha256:
+            raise ChecksumError(
+                f"{day.file}: SHA-256 {got[:12]}... differs from {day.sha256[:12]}... recorded "
+                f"in its manifest when the lake was compacted (edited or damaged since); "
+                f"rebuild it with `gpuprices reparse`")
+        _VERIFIED[key] = True
+    return day.file
+
+
+def _read_compacted(day: CompactedDay, columns: list[str] | None = None) -> pa.Table:
+    pf = pq.ParquetFile(_compacted_source(day))
+    if day.row_group is None:
+        return pf.schema_arrow.empty_table().select(columns or pf.schema_arrow.names)
+    return pf.read_row_group(day.row_group, columns=columns)
 
 
 def list_quarantine(lake_root: Path | str) -> list[tuple[dt.date, str, Path]]:

@@ -8,6 +8,10 @@ partitions the warehouse lacks or holds an older state of, so the next run loads
 
 On object storage the state is (size, a number from the object's ETag): an object's
 modification time has whole seconds only, its ETag changes with every rewrite.
+
+A day moved into a compacted month file (warehouse/lake_compact.py) keeps the state its own file
+had when it was compacted (the manifest records it): compaction moves bytes, not data, so the
+warehouse does not load the month again.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from gpuprices.warehouse.connection import transaction
 Stamp = tuple[int, int]  # (size in bytes, modification time in ns)
 
 
-def stamp_of(path: Path | objstore.StorePath) -> Stamp:
+def stamp_of(path: Path | objstore.StorePath | lake.CompactedDay) -> Stamp:
+    if isinstance(path, lake.CompactedDay):
+        return path.stamp
     if isinstance(path, objstore.StorePath):
         return _object_stamp(path.stat())
     st = path.stat()
@@ -40,7 +46,7 @@ def _stamps_now(lake_root: Path | str) -> dict:
     per partition."""
     if not objstore.is_remote(lake_root):
         return {(d, p): (path, stamp_of(path)) for d, p, path in lake.list_partitions(lake_root)}
-    return {(d, p): (path, _object_stamp(info))
+    return {(d, p): (path, stamp_of(path) if info is None else _object_stamp(info))
             for d, p, path, info in lake.partition_objects(lake_root)}
 
 
@@ -77,9 +83,11 @@ def record_loaded(con: duckdb.DuckDBPyConnection, lake_root: Path | str,
     load`). Run right after that load under the run lock: nothing rewrote them meanwhile."""
     with transaction(con):
         for day, provider in loaded:
-            path = lake.partition_path(lake_root, day, provider)
-            if path.exists():
-                _record(con, day, provider, stamp_of(path))
+            try:
+                path = lake.find_partition(lake_root, day, provider)
+            except FileNotFoundError:
+                continue
+            _record(con, day, provider, stamp_of(path))
 
 
 def pending(con: duckdb.DuckDBPyConnection, lake_root: Path | str

@@ -111,8 +111,14 @@ def _migrated_rows(con: duckdb.DuckDBPyConnection, old: str) -> str:
     have = {r[0] for r in con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [old]
     ).fetchall()}
-    cols = ", ".join(f.name if f.name in have else f"NULL::{DUCK_TYPES[f.type]} AS {f.name}"
-                     for f in OFFER_SCHEMA)
+    def col(name: str) -> str:
+        if name in have:
+            return name
+        if name == "snapshot_at":  # one snapshot a day then: its earliest capture names it
+            return ("min(captured_at) OVER (PARTITION BY snapshot_date, provider) "
+                    "AS snapshot_at")
+        return f"NULL::{DUCK_TYPES[OFFER_SCHEMA.field(name).type]} AS {name}"
+    cols = ", ".join(col(f.name) for f in OFFER_SCHEMA)
     src = create_src(con)
     con.execute(f"INSERT INTO {src} SELECT {cols} FROM {old}")  # noqa: S608 (our names)
     return src
@@ -128,6 +134,43 @@ def _migrate_fx_rates(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(TABLES["fx_rates"])
         con.execute("INSERT INTO fx_rates SELECT * FROM _fx_rates_old")
         con.execute("DROP TABLE _fx_rates_old")
+
+
+# Columns that hold snapshot times, added when intra-day snapshots came (warehouse/contract.py):
+# table -> (column, the date column whose provider-day's earliest capture fills it).
+_SNAPSHOT_TIMES = {
+    "offer_points": (("snapshot_at", "snapshot_date"), ("prev_at", "prev_date")),
+    "offer_ids": (("last_at", "last_date"),),
+    "snapshot_dates": (("snapshot_at", "snapshot_date"),),
+}
+
+
+def _add_snapshot_times(con: duckdb.DuckDBPyConnection) -> None:
+    """A warehouse from before intra-day snapshots held one snapshot per provider-day: give its
+    stored rows the snapshot time the contract gives such rows (the provider-day's earliest
+    captured_at, from offer_captures), in the columns the tables gained since."""
+    added = []
+    for table, columns in _SNAPSHOT_TIMES.items():
+        have = {r[0] for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()}
+        for column, _ in columns:
+            if column not in have:
+                con.execute(f"ALTER TABLE {table} ADD COLUMN {column} TIMESTAMPTZ")  # our names
+                added.append((table, column))
+    if not added:
+        return
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE _first_capture AS
+        SELECT snapshot_date, provider, min(captured_at) AS t FROM offer_captures GROUP BY ALL
+    """)
+    for table, column in added:
+        day = dict(_SNAPSHOT_TIMES[table])[column]
+        con.execute(f"""
+            UPDATE {table} AS x SET {column} = f.t FROM _first_capture AS f
+            WHERE f.snapshot_date = x.{day} AND f.provider = x.provider
+        """)  # noqa: S608 (our names)
+    con.execute("DROP TABLE _first_capture")
 
 
 def _follow_identity_version(con: duckdb.DuckDBPyConnection, restored: bool) -> None:
@@ -192,6 +235,7 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         old = _migrate_offers_table(con)
         for ddl in TABLES.values():
             con.execute(ddl)
+        _add_snapshot_times(con)
         _migrate_fx_rates(con)
         if old:
             bulk_load(con, _migrated_rows(con, old))

@@ -78,7 +78,7 @@ _NEW_IDS_SQL = f"""
                + row_number() OVER (ORDER BY seq, gpu_model, provider, sku, region,
                                     pricing_model, gpu_count, commitment_months,
                                     effective_from, currency, variant),
-           hash({_ID_COLS}), {_ID_COLS}, NULL, NULL
+           hash({_ID_COLS}), {_ID_COLS}, NULL, NULL, NULL
     FROM (SELECT {_ID_COLS}, min(seq) AS seq FROM _in GROUP BY ALL) AS n
     WHERE NOT EXISTS (SELECT 1 FROM offer_ids AS i WHERE {_ID_MATCH})
 """  # noqa: S608 (identifiers are our constants)
@@ -101,13 +101,13 @@ _NEW_CAPTURES_SQL = f"""
     FROM (SELECT DISTINCT seq, snapshot_date, provider, {_CAPTURE_COLS} FROM _in)
 """  # noqa: S608 (identifiers are our constants)
 
-# Each staged row with its numbers; dup_no counts repeats of one (offer, day, price).
+# Each staged row with its numbers; dup_no counts repeats of one (offer, snapshot, price).
 _ROWS_SQL = f"""
     CREATE OR REPLACE TEMP TABLE _rows AS
     SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
-           d.detail_no, c.capture_no, n.available,
+           d.detail_no, c.capture_no, n.available, n.snapshot_at,
            row_number() OVER (
-               PARTITION BY i.offer_no, n.snapshot_date, n.price_per_hour
+               PARTITION BY i.offer_no, n.snapshot_date, n.snapshot_at, n.price_per_hour
                ORDER BY d.detail_no, c.capture_no, n.available) - 1 AS dup_no
     FROM _in AS n
     JOIN offer_ids AS i ON {_ID_MATCH}
@@ -122,7 +122,8 @@ _NUMBER_SQL = (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL)
 # provider, or everything; offer_points: recomputing the whole table). Firm is the one
 # definition in sql/staging/price_caveat.sql: a placeholder or a "from" floor never becomes a
 # day's lowest, so no trend, spread or cheapest figure built on these minima takes one.
-# Announced prices not in force yet are left out too.
+# Announced prices not in force yet are left out too. A day of several snapshots (an hourly
+# provider) counts its latest: what the provider charged at the end of the day.
 _CHEAPEST_SQL = """
     INSERT INTO provider_day_cheapest
     SELECT snapshot_date, provider, gpu_model, pricing_model, currency, min_price, n_offers,
@@ -135,7 +136,9 @@ _CHEAPEST_SQL = """
                         'available': r.available}},
                        {{'price': r.price_per_hour / i.gpu_count, 'sku': i.sku,
                         'region': coalesce(i.region, ''), 'offer_no': r.offer_no}}) AS best
-        FROM {rows} AS r
+        FROM (SELECT * FROM {rows}
+              QUALIFY snapshot_at = max(snapshot_at) OVER (PARTITION BY snapshot_date, provider)
+             ) AS r
         JOIN offer_ids AS i ON i.offer_no = r.offer_no
         JOIN offer_details AS d ON d.detail_no = r.detail_no
         WHERE (i.effective_from IS NULL OR i.effective_from <= r.snapshot_date)
@@ -148,8 +151,8 @@ _CHEAPEST_SQL = """
 # from offer_points (a reload or a load in the middle of history) ...
 _BASE_SCAN_SQL = """
     CREATE OR REPLACE TEMP TABLE _base AS
-    SELECT offer_no, m.d AS d, m.p AS p FROM (
-        SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+    SELECT offer_no, m.d AS d, m.t AS t, m.p AS p FROM (
+        SELECT offer_no, max({'d': snapshot_date, 't': snapshot_at, 'p': price_per_hour}) AS m
         FROM offer_points
         WHERE provider = $p AND snapshot_date < $d
           AND offer_no IN (SELECT offer_no FROM _aff)
@@ -159,14 +162,16 @@ _BASE_SCAN_SQL = """
 # ... or, for the nightly append, each offer's stored last observation.
 _BASE_LAST_SQL = """
     CREATE OR REPLACE TEMP TABLE _base AS
-    SELECT offer_no, last_date AS d, last_price_per_hour AS p
+    SELECT offer_no, last_date AS d, last_at AS t, last_price_per_hour AS p
     FROM offer_ids
     WHERE offer_no IN (SELECT offer_no FROM _aff) AND last_date IS NOT NULL
 """
 
-# Same-day duplicates (one identity at two prices) chain in price order; the first takes the
-# latest earlier point; repeats of one price point at their first. Rows sorted by model and
-# offer so each column compresses well.
+# The day's points chain in (snapshot, price) order: the day's snapshots one after the other
+# (an hourly provider's change within the day is a change), duplicates of one identity at two
+# prices in one snapshot in price order; the first takes the latest earlier point; repeats of
+# one price point in one snapshot at their first. Rows sorted by model and offer so each column
+# compresses well.
 _POINTS_SQL = f"""
     INSERT INTO offer_points
     SELECT $d, $p, gpu_model, offer_no, price_per_hour,
@@ -174,52 +179,56 @@ _POINTS_SQL = f"""
            CASE WHEN dup_no > 0 THEN NULL
                 WHEN k > 1 THEN CASE WHEN {_differs("lag_p", "price_per_hour")} THEN lag_p END
                 WHEN {_differs("b.p", "price_per_hour")} THEN b.p END,
-           dup_no, detail_no, capture_no, available
+           dup_no, detail_no, capture_no, available, snapshot_at,
+           CASE WHEN dup_no > 0 THEN snapshot_at WHEN k > 1 THEN lag_t ELSE b.t END
     FROM (
         SELECT *,
                row_number() OVER w AS k,
-               lag(price_per_hour) OVER w AS lag_p
+               lag(price_per_hour) OVER w AS lag_p,
+               lag(snapshot_at) OVER w AS lag_t
         FROM _rows
-        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY price_per_hour)
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_at, price_per_hour)
     ) AS n
     LEFT JOIN _base AS b USING (offer_no)
-    ORDER BY gpu_model, offer_no, price_per_hour, dup_no
+    ORDER BY gpu_model, offer_no, snapshot_at, price_per_hour, dup_no
 """  # noqa: S608 (our constants)
 
 # The next observation after $d of each affected offer now follows the latest point on or
 # before $d (one of today's, or the one before).
 _RELINK_NEXT_SQL = f"""
     UPDATE offer_points AS o
-    SET prev_date = t.ud,
+    SET prev_date = t.ud, prev_at = t.ut,
         old_price_per_hour = CASE WHEN {_differs("t.up", "o.price_per_hour")} THEN t.up END
     FROM (
-        SELECT x.offer_no, x.m.d AS nd, x.m.p AS np, u.m.d AS ud, u.m.p AS up
+        SELECT x.offer_no, x.m.d AS nd, x.m.t AS nt, x.m.p AS np,
+               u.m.d AS ud, u.m.t AS ut, u.m.p AS up
         FROM (
-            SELECT offer_no, min({{'d': snapshot_date, 'p': price_per_hour}}) AS m
+            SELECT offer_no,
+                   min({{'d': snapshot_date, 't': snapshot_at, 'p': price_per_hour}}) AS m
             FROM offer_points
             WHERE provider = $p AND snapshot_date > $d
               AND offer_no IN (SELECT offer_no FROM _aff)
             GROUP BY offer_no
         ) AS x
         LEFT JOIN (
-            SELECT offer_no, max({{'d': d, 'p': p}}) AS m
-            FROM (SELECT offer_no, d, p FROM _base
+            SELECT offer_no, max({{'d': d, 't': t, 'p': p}}) AS m
+            FROM (SELECT offer_no, d, t, p FROM _base
                   UNION ALL
-                  SELECT offer_no, $d, price_per_hour FROM _rows)
+                  SELECT offer_no, $d, snapshot_at, price_per_hour FROM _rows)
             GROUP BY offer_no
         ) AS u USING (offer_no)
     ) AS t
     WHERE o.provider = $p AND o.offer_no = t.offer_no AND o.snapshot_date = t.nd
-      AND o.price_per_hour = t.np AND o.dup_no = 0
+      AND o.snapshot_at = t.nt AND o.price_per_hour = t.np AND o.dup_no = 0
 """  # noqa: S608 (our constants)
 
 # last_* of the affected offers, recomputed from offer_points ...
 _LAST_SCAN_SQL = """
     UPDATE offer_ids AS i
-    SET last_date = t.m.d, last_price_per_hour = t.m.p
+    SET last_date = t.m.d, last_at = t.m.t, last_price_per_hour = t.m.p
     FROM (
         SELECT a.offer_no, l.m FROM _aff AS a LEFT JOIN (
-            SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+            SELECT offer_no, max({'d': snapshot_date, 't': snapshot_at, 'p': price_per_hour}) AS m
             FROM offer_points
             WHERE provider = $p AND offer_no IN (SELECT offer_no FROM _aff)
             GROUP BY offer_no
@@ -230,8 +239,9 @@ _LAST_SCAN_SQL = """
 # ... or, for the nightly append, today's points.
 _LAST_APPEND_SQL = """
     UPDATE offer_ids AS i
-    SET last_date = $d, last_price_per_hour = t.p
-    FROM (SELECT offer_no, max(price_per_hour) AS p FROM _rows GROUP BY offer_no) AS t
+    SET last_date = $d, last_at = t.m.t, last_price_per_hour = t.m.p
+    FROM (SELECT offer_no, max({'t': snapshot_at, 'p': price_per_hour}) AS m
+          FROM _rows GROUP BY offer_no) AS t
     WHERE i.offer_no = t.offer_no
 """
 
@@ -308,7 +318,7 @@ def _replace_rows(con: duckdb.DuckDBPyConnection, p: dict) -> None:
         run(con, sql)
     run(con, "INSERT INTO _aff SELECT DISTINCT offer_no FROM _rows "
              "WHERE offer_no NOT IN (SELECT offer_no FROM _aff)")
-    run(con, "INSERT INTO snapshot_dates SELECT $p, $d WHERE EXISTS (SELECT 1 FROM _rows)", p)
+    run(con, "INSERT INTO snapshot_dates SELECT DISTINCT $p, $d, snapshot_at FROM _rows", p)
     run(con, _CHEAPEST_SQL.format(rows="_rows"))
 
 
@@ -341,7 +351,8 @@ def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
     run(con, _STAGE_SQL.format(src=f"(SELECT *, 0 AS seq FROM {src})"))  # noqa: S608 (ours)
     for sql in _NUMBER_SQL:
         run(con, sql)
-    con.execute("INSERT INTO snapshot_dates SELECT DISTINCT provider, snapshot_date FROM _rows")
+    con.execute("INSERT INTO snapshot_dates "
+                "SELECT DISTINCT provider, snapshot_date, snapshot_at FROM _rows")
     con.execute(_CHEAPEST_SQL.format(rows="_rows"))
     con.execute(f"""
         INSERT INTO offer_points
@@ -350,16 +361,19 @@ def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
                CASE WHEN dup_no = 0
                          AND {_differs("lag(price_per_hour) OVER w", "price_per_hour")}
                     THEN lag(price_per_hour) OVER w END,
-               dup_no, detail_no, capture_no, available
+               dup_no, detail_no, capture_no, available, snapshot_at,
+               CASE WHEN dup_no > 0 THEN snapshot_at ELSE lag(snapshot_at) OVER w END
         FROM _rows
-        WINDOW w AS (PARTITION BY offer_no, dup_no = 0 ORDER BY snapshot_date, price_per_hour)
-        ORDER BY snapshot_date, provider, gpu_model, offer_no, price_per_hour, dup_no
+        WINDOW w AS (PARTITION BY offer_no, dup_no = 0
+                     ORDER BY snapshot_date, snapshot_at, price_per_hour)
+        ORDER BY snapshot_date, provider, gpu_model, offer_no, snapshot_at, price_per_hour, dup_no
     """)  # noqa: S608 (our constants)
     con.execute("""
         UPDATE offer_ids AS i
-        SET last_date = t.m.d, last_price_per_hour = t.m.p
+        SET last_date = t.m.d, last_at = t.m.t, last_price_per_hour = t.m.p
         FROM (
-            SELECT offer_no, max({'d': snapshot_date, 'p': price_per_hour}) AS m
+            SELECT offer_no,
+                   max({'d': snapshot_date, 't': snapshot_at, 'p': price_per_hour}) AS m
             FROM offer_points GROUP BY offer_no
         ) AS t
         WHERE i.offer_no = t.offer_no

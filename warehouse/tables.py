@@ -115,7 +115,7 @@ TABLES = {
     # One row per offer identity (see docs/warehouse.md, "Offer identity"). offer_no is a dense
     # number given at first sight (small integers compress to almost nothing in offer_points,
     # a 64-bit hash does not); offer_id is the identity's hash, what the views show. last_* is
-    # the offer's latest observation (latest date, then highest price): the previous
+    # the offer's latest observation (latest date and snapshot, then highest price): the previous
     # observation of a night appended after it, and the end of its current run. No price per
     # GPU-hour is stored anywhere: it is price_per_hour / gpu_count (how the contract derives
     # it), computed by the views; stored, those full-precision quotients were the largest
@@ -129,7 +129,8 @@ TABLES = {
         {_IDENTITY_DDL},
         variant VARCHAR NOT NULL,
         last_date DATE,
-        last_price_per_hour DOUBLE
+        last_price_per_hour DOUBLE,
+        last_at TIMESTAMPTZ
     )
     """,
     # Which definition of offer identity (identity.VERSION) the stored identities follow.
@@ -156,12 +157,16 @@ TABLES = {
         {_columns_ddl(CAPTURE)}
     )
     """,
-    # One row per row of an offers partition. prev_date / old_price_per_hour: the previous
-    # observation of the same offer in (snapshot_date, price_per_hour) order: prev_date (the
-    # same day for a same-day duplicate at another price; null for the first) and
-    # old_price_per_hour (only when the price differs from the previous one: mostly null, so
-    # nearly free on disk). dup_no > 0 marks a repeat of an (offer, day, price) already in
-    # the partition (prev_date = its own day, no old price): the history views count it once.
+    # One row per row of an offers partition. snapshot_at: the snapshot the row belongs to
+    # (several a day for an hourly provider; warehouse/contract.py). prev_date / prev_at /
+    # old_price_per_hour: the previous observation of the same offer in (snapshot_date,
+    # snapshot_at, price_per_hour) order: its day and snapshot (its own for a duplicate at
+    # another price in one snapshot; null for the first) and old_price_per_hour (only when the
+    # price differs from the previous one: mostly null, so nearly free on disk). dup_no > 0
+    # marks a repeat of an (offer, snapshot, price) already in the partition (prev_* = its own
+    # snapshot, no old price): the history views count it once. snapshot_at and prev_at are
+    # appended last and nullable so that a warehouse from before them gains them by ALTER TABLE
+    # (warehouse/schema.py), filled from its captures.
     "offer_points": """
     CREATE TABLE IF NOT EXISTS offer_points (
         snapshot_date DATE NOT NULL,
@@ -174,7 +179,9 @@ TABLES = {
         dup_no INTEGER NOT NULL,
         detail_no INTEGER NOT NULL,
         capture_no INTEGER NOT NULL,
-        available BOOLEAN
+        available BOOLEAN,
+        snapshot_at TIMESTAMPTZ,
+        prev_at TIMESTAMPTZ
     )
     """,
     # Per (snapshot_date, provider, gpu_model, pricing_model, currency): the lowest firm price
@@ -236,10 +243,12 @@ TABLES = {
         recorded_at TIMESTAMPTZ NOT NULL
     )
     """,
+    # One row per loaded snapshot: (provider, snapshot_date, snapshot_at).
     "snapshot_dates": """
     CREATE TABLE IF NOT EXISTS snapshot_dates (
         provider VARCHAR NOT NULL,
-        snapshot_date DATE NOT NULL
+        snapshot_date DATE NOT NULL,
+        snapshot_at TIMESTAMPTZ
     )
     """,
 }

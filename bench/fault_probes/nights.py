@@ -103,7 +103,7 @@ def trickling_webhook_probe(tmp: Path) -> ProbeResult:
         os.environ.pop("GPUPRICES_WEBHOOK_TIMEOUT_S", None)
         summary, took = elapsed(loading.load, settings, [failed], "r1")
         cut = hung_up.wait(10)
-    said = "NOT delivered (webhook post abandoned" in summary.read_text()
+    said = "NOT delivered (alert send abandoned" in summary.read_text()
     return ProbeResult(said and cut and took < 30,
                        detail=f"1 byte / {WEBHOOK_GAP_S} s: the load ended after {took:.0f} s "
                               f"(deadline 10 s), endpoint hung up on: {cut}")

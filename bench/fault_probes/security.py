@@ -12,9 +12,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from bench.fault_probes import Probe, ProbeResult
-from gpuprices.flows.ops import alerts
+from gpuprices.flows.ops import alerts, notify
 from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.reports.render import write_csv
 from gpuprices.reports.tables import Column, Table
@@ -66,8 +67,21 @@ def _sql_refused(query: str, leak: str | None = None):
 def _slack(tmp: Path) -> ProbeResult:
     bad = DayResult(provider="runpod", snapshot_date=dt.date(2026, 10, 4), status="failed",
                     errors=["runpod: reply: <!channel> <http://evil.example|runpod.io>"])
-    text = str(alerts.alert_payload("p", [bad], threshold_pct=20))
-    ok = "<!channel>" not in text and "<http://evil" not in text
+    alert = alerts.alert_message("p", [bad], threshold_pct=20)
+    sent: list[str] = []
+
+    class Answer:
+        status_code, content, text = 200, b"ok", "ok"
+
+    def post(method, url, **kwargs):  # what Apprise's Slack plugin would POST to Slack
+        sent.append(kwargs["data"])
+        return Answer()
+
+    with mock.patch("requests.request", post):
+        notify.send(alert.title, alert.body, alert.kind, found=[notify.Target(
+            "https://hooks.slack.com/services/T0PROBE/B0PROBE/probeprobeprobe")])
+    text = "".join(sent)
+    ok = bool(sent) and "<!channel>" not in text and "<http://evil" not in text
     return ProbeResult(ok, detail="escaped" if ok else "control sequences sent verbatim")
 
 

@@ -19,6 +19,7 @@ from rich.table import Table
 from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
+    CurrencyOption,
     console,
     currency_option,
     data_dir_of,
@@ -110,7 +111,7 @@ def compare(
         help="TOML file of [[demand]] tables (gpu, gpus, hours_per_week, months)")],
     date: Annotated[str | None, typer.Option(
         "--date", help="Prices as of YYYY-MM-DD (default: the newest snapshot date)")] = None,
-    currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
+    currency: CurrencyOption = None,
     own: Annotated[list[str] | None, typer.Option(
         "--own", help="Ownership figure KEY=VALUE in USD (repeatable), e.g. server_price=300000"
                       ", electricity_per_kwh=0.10, years=5; defaults: "

@@ -17,38 +17,23 @@ from rich.table import Table
 from rich.text import Text
 
 from gpuprices.flows.cli.options import ArchiveDir, DataDir
-from gpuprices.flows.config import settings_from
+from gpuprices.flows.config import default_currency, settings_from
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
 from gpuprices.flows.pipeline import index_rebuild, progress
-from gpuprices.warehouse import db, index_method, index_store
+from gpuprices.warehouse import db, index_method, index_store, queries
 
 console = Console(width=None if os.isatty(1) else 200)
 err = Console(stderr=True, width=None if os.isatty(2) else 160)
 
 PRICINGS = ("on_demand", "spot", "committed")
 
-# Columns of one index row as the command prints it (value and band in the asked currency).
-_SQL = """
-SELECT day, gpu_model, pricing_model, segment,
-       round(value_usd * f, 6) AS value, round(band_low_usd * f, 6) AS band_low,
-       round(band_high_usd * f, 6) AS band_high, panel, members, reason, method_version
-FROM (SELECT *, fx_factor('USD', $cur, day) AS f FROM price_index_daily)
-WHERE pricing_model = $pricing AND segment = $segment
-  AND ($gpu IS NULL OR gpu_model = $gpu)
-  AND ($from IS NULL OR day >= $from) AND ($to IS NULL OR day <= $to)
-  AND ($all_days OR value_usd IS NOT NULL)
-ORDER BY gpu_model, day
-"""
-
-
 def index_rows(con, gpu: str | None, pricing: str, segment: str, start: dt.date | None,
                end: dt.date | None, currency: str, all_days: bool) -> list[dict[str, Any]]:
-    """The stored index rows asked for, value and band converted from USD with the warehouse's
-    fx_factor on each day (a day without a rate: no value, said in `reason`)."""
-    cur = con.execute(_SQL, {"cur": currency, "pricing": pricing, "segment": segment,
-                             "gpu": gpu, "from": start, "to": end, "all_days": all_days})
-    names = [d[0] for d in cur.description]
-    rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+    """The stored index rows asked for (warehouse/queries/index.py), members as a list; a day
+    without a rate in `currency` says so in `reason`."""
+    rows = queries.rows(queries.price_index(con, gpu_model=gpu, pricing_model=pricing,
+                                            segment=segment, start=start, end=end,
+                                            currency=currency, all_days=all_days))
     for r in rows:
         r["members"] = json.loads(r["members"])
         r["currency"] = currency
@@ -98,8 +83,9 @@ def index(
         "--segment", help="all, neocloud or hyperscaler.")] = "all",
     start: Annotated[str | None, typer.Option("--from", help="First day YYYY-MM-DD.")] = None,
     end: Annotated[str | None, typer.Option("--to", help="Last day YYYY-MM-DD.")] = None,
-    currency: Annotated[str, typer.Option(
-        "--currency", help="USD (as published) or EUR / any ECB currency.")] = "USD",
+    currency: Annotated[str | None, typer.Option(
+        "--currency", help="USD (as published), EUR or any ECB currency. Default: "
+                           "$GPUPRICES_CURRENCY, else USD.")] = None,
     all_days: Annotated[bool, typer.Option(
         "--all-days", help="Also list the days without a value, with the reason.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines, one per day.")] = False,
@@ -121,6 +107,10 @@ def index(
         days = [dt.date.fromisoformat(d) if d else None for d in (start, end)]
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+    try:
+        currency = default_currency(currency)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     settings = settings_from(data_dir)
     problem = warehouse_problem(settings.db_path)
     if problem:
@@ -132,7 +122,7 @@ def index(
             err.print("the warehouse holds no price index yet: a load computes it "
                       "(`gpuprices nightly --replay all`)", highlight=False, markup=False)
             raise typer.Exit(2)
-        rows = index_rows(con, gpu, pricing, segment, days[0], days[1], currency.upper(),
+        rows = index_rows(con, gpu, pricing, segment, days[0], days[1], currency,
                           all_days)
     finally:
         con.close()
@@ -151,7 +141,7 @@ def index(
             w.writerow([json.dumps(r[k], separators=(",", ":")) if k == "members"
                         else "" if r[k] is None else _plain(r[k]) for k in keys])
     else:
-        _print_table(rows, currency.upper())
+        _print_table(rows, currency)
 
 
 def verify(data_dir: DataDir = None, archive: ArchiveDir = None) -> None:

@@ -16,9 +16,7 @@ from rich.markup import escape
 
 from gpuprices.flows import loading
 from gpuprices.flows.cli import (
-    archive as archive_commands,  # `archive` is each command's --archive option
-)
-from gpuprices.flows.cli import (
+    api,
     bench,
     compare,
     plan,
@@ -27,7 +25,11 @@ from gpuprices.flows.cli import (
     report,
     sizing,
     sql_output,
+    watch,
     worker,
+)
+from gpuprices.flows.cli import (
+    archive as archive_commands,  # `archive` is each command's --archive option
 )
 from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
 from gpuprices.flows.cli.options import ArchiveDir, DataDir, ProviderOpt, providers_or_all
@@ -48,7 +50,7 @@ from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.flows.pipeline.results import DayResult, not_run
 from gpuprices.flows.redaction import redact
 from gpuprices.spiders import registry
-from gpuprices.warehouse import db, lake_sync
+from gpuprices.warehouse import db, lake_compact, lake_sync
 
 # rich_markup_mode=None: help texts are printed as written (rich markup would eat the
 # `[[workload]]` of a TOML table name, and emoji codes the `:x:` in a text).
@@ -224,6 +226,32 @@ def compact(data_dir: DataDir = None) -> None:
     console.print(f"{settings.db_path}: {before / 1e6:,.1f} MB -> {after / 1e6:,.1f} MB")
 
 
+@app.command("compact-lake")
+def compact_lake(
+    month: Annotated[list[str] | None, typer.Option(
+        "--month", help="Only this closed month (YYYY-MM); repeatable. Default: every closed "
+                        "month with day files.")] = None,
+    data_dir: DataDir = None,
+) -> None:
+    """Merge the lake's day files of each closed month into one file per provider and month
+    (warehouse/lake_compact.py): written, verified, switched by its manifest, then the day
+    files deleted; a run killed at any point leaves the lake reading the same, and a rerun
+    finishes it. The warehouse is not reloaded (the data did not change)."""
+    settings = _settings(data_dir)
+    with run_lock(settings):
+        try:
+            done = lake_compact.compact_lake(settings.lake_root, months=month)
+        except ValueError as exc:
+            err.print(str(exc), highlight=False, markup=False)
+            raise typer.Exit(2) from None
+    folded = [r for r in done if not r.skipped]
+    before = sum(r.bytes_before for r in folded)
+    after = sum(r.bytes_after for r in folded)
+    console.print(f"{settings.lake_root}: {len(folded)} provider-months compacted, "
+                  f"{sum(r.files_removed for r in folded)} day files folded in, "
+                  f"{before / 1e6:,.2f} MB -> {after / 1e6:,.2f} MB", highlight=False)
+
+
 @app.command()
 def nightly(
     provider: ProviderOpt = None,
@@ -241,11 +269,14 @@ def nightly(
     os.environ.update(prefect_env(settings))
     # Prefect reads PREFECT_HOME when first imported: the flow module is imported only now, after
     # the data folder's Prefect environment is set, never at the top of this module.
-    from gpuprices.flows.nightly import nightly_flow
+    from gpuprices.flows.nightly import head_start, nightly_flow
 
     providers = providers_or_all(provider)
     with run_lock(settings), _progress(settings, providers, replay):
-        results = nightly_flow(settings, providers, replay, run_id := pipeline.new_run_id())
+        run_id = pipeline.new_run_id()
+        # The providers' work begins now, while the flow's Prefect server starts (nightly.py).
+        with head_start(settings, providers, replay, run_id):
+            results = nightly_flow(settings, providers, replay, run_id)
     raise typer.Exit(_report(results, settings, run_id))
 
 
@@ -309,9 +340,11 @@ def sql(
 # Commands defined beside the code they drive: the archive (import, backfill), operations
 # (quarantine review), sizing, the benchmark plan, recording measured benchmark results,
 # rent/reserve/own, the weekly report with the served schedules, and the team mode's worker.
-# `pull` fetches the latest warehouse published to object storage; `index` the price index.
+# `pull` fetches the latest warehouse published to object storage; `index` the price index;
+# `watch` evaluates price rules and sends their news; `api` serves the warehouse over HTTP
+# (and `mcp` to AI assistants).
 for _module in (archive_commands, quarantine, sizing, plan, bench, compare, report, worker, pull,
-                index_commands):
+                index_commands, watch, api):
     _module.register(app)
 
 

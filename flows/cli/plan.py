@@ -22,6 +22,7 @@ from gpuprices.flows.cli.buyer_options import (
 )
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
+    CurrencyOption,
     WorkloadFile,
     console,
     currency_option,
@@ -44,7 +45,7 @@ def plan(
     top: Annotated[int, typer.Option("--top", min=1, help="Offers per workload")] = 3,
     date: Annotated[str | None, typer.Option(
         "--date", help="As of YYYY-MM-DD (default: the newest snapshot date)")] = None,
-    currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
+    currency: CurrencyOption = None,
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
     max_age_days: Annotated[int | None, typer.Option(

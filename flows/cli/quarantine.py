@@ -105,9 +105,10 @@ def release_rows(settings, day: dt.date, provider: str, reason_like: str | None
         raise ContractError(f"{unmapped} selected rows have no GPU model: add the alias to "
                             "warehouse/gpu_aliases.csv and run `gpuprices reparse` instead")
     rows = lake.validate_offers(rows)  # refuse rows that break the contract, before any write
-    path = lake.partition_path(settings.lake_root, day, provider)
-    current = lake.read_partition(settings.lake_root, day, provider) if path.exists() \
-        else OFFER_SCHEMA.empty_table()
+    try:  # the day's own file, or its rows in a compacted month
+        current = lake.read_partition(settings.lake_root, day, provider)
+    except FileNotFoundError:
+        current = OFFER_SCHEMA.empty_table()
     have = {_row_key(r) for r in current.to_pylist()}
     new = [r for r in rows.to_pylist() if _row_key(r) not in have]
     merged = pa.concat_tables([current, pa.Table.from_pylist(new, schema=current.schema)])

@@ -15,12 +15,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from gpuprices.flows.config import default_currency as config_default_currency
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.config import settings_from
 from gpuprices.flows.gpu_names import load_known_workloads
 from gpuprices.flows.ops.warehouse_state import REPLAY_HINT, warehouse_problem
 from gpuprices.sizing.workload import Workload, WorkloadError
-from gpuprices.warehouse import benchmarks, db
+from gpuprices.warehouse import benchmarks, db, queries
 
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
@@ -43,10 +44,10 @@ def data_dir_of(data_dir: Path | None) -> Path:
 def warehouse_today(con: duckdb.DuckDBPyConnection) -> dt.date:
     """The warehouse's "now": latest_snapshot.as_of. ValueError, saying what fills it, when the
     warehouse holds no offers."""
-    row = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
-    if not row or row[0] is None:
-        raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}")
-    return row[0]
+    try:
+        return queries.warehouse_today(con)
+    except ValueError:
+        raise ValueError(f"the warehouse holds no offers: {REPLAY_HINT}") from None
 
 
 def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
@@ -61,12 +62,8 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
     try:
         date = date or warehouse_today(con)
         max_age_days = db.age_limit(con, max_age_days)
-        # In a fixed order, so that equal costs always come out the same way round.
-        cur = con.execute("SELECT * FROM offers_priced_as_of(?::DATE, ?, ?) ORDER BY ALL",
-                          [date, currency, max_age_days])
-        names = [d[0] for d in cur.description]
-        offers = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-        usd = con.execute("SELECT fx_factor('USD', ?, ?::DATE)", [currency, date]).fetchone()[0]
+        offers = queries.rows(queries.priced_offers(con, date, currency, max_age_days))
+        usd = queries.usd_factor(con, currency, date)
     finally:
         con.close()
     return date, offers, usd
@@ -94,11 +91,20 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def currency_option(currency: str) -> str:
-    currency = currency.upper()
+def currency_option(currency: str | None) -> str:
+    """--currency, else $GPUPRICES_CURRENCY, else USD (flows/config.py); USD or EUR here, the
+    two the sizing engine prices in."""
+    try:
+        currency = config_default_currency(currency)
+    except ValueError as exc:
+        raise fail(escape(str(exc))) from None
     if currency not in ("USD", "EUR"):
         raise fail(f"currency must be USD or EUR, got {currency}")
     return currency
+
+
+CurrencyOption = Annotated[str | None, typer.Option(
+    "--currency", help="USD or EUR. Default: $GPUPRICES_CURRENCY, else USD")]
 
 
 def date_option(date: str | None) -> dt.date | None:

@@ -13,7 +13,7 @@ from rich.console import Console
 from gpuprices.flows.cli import serve as serve_cli
 from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
-from gpuprices.flows.config import settings_from
+from gpuprices.flows.config import default_currency, settings_from
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
 from gpuprices.flows.pipeline.report_job import make_report, refresh_fx
 from gpuprices.reports.weeks import week_bounds
@@ -29,8 +29,9 @@ def report(
     workloads: Annotated[Path | None, typer.Option(
         "--workloads", help="TOML file of [[workload]] tables. Default: sizing/workloads.toml")]
     = None,
-    currency: Annotated[str, typer.Option(
-        "--currency", help="Report currency: EUR, USD or any ECB currency.")] = "EUR",
+    currency: Annotated[str | None, typer.Option(
+        "--currency", help="Report currency: USD, EUR or any ECB currency. Default: "
+                           "$GPUPRICES_CURRENCY, else USD.")] = None,
     fetch_fx: Annotated[bool, typer.Option(
         "--fetch-fx/--no-fetch-fx", help="Fetch today's ECB rates into the archive first.")]
     = False,
@@ -60,7 +61,7 @@ def report(
         err.print(f"[yellow]{p}[/yellow]", highlight=False)
     console.print(f"FX: {n} ECB rates loaded from {settings.archive_root}")
     try:
-        html = make_report(settings, week, currency.upper(), workloads, max_age_days,
+        html = make_report(settings, week, default_currency(currency), workloads, max_age_days,
                            entries)
     except (ValueError, WorkloadError) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)

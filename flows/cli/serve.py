@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from gpuprices.flows.cli.options import ArchiveDir, DataDir
-from gpuprices.flows.config import prefect_env, settings_from
+from gpuprices.flows.config import default_currency, prefect_env, settings_from
 from gpuprices.flows.ops.service import local_server, sigterm_as_interrupt
 from gpuprices.flows.schedules import NIGHTLY_CRON, WEEKLY_CRON
 
@@ -26,7 +26,8 @@ def serve(
     = NIGHTLY_CRON,
     weekly_cron: Annotated[str, typer.Option(help="Cron (UTC) of the weekly report.")]
     = WEEKLY_CRON,
-    currency: Annotated[str, typer.Option(help="Currency of the weekly report.")] = "EUR",
+    currency: Annotated[str | None, typer.Option(
+        help="Currency of the weekly report. Default: $GPUPRICES_CURRENCY, else USD.")] = None,
     workloads: Annotated[Path | None, typer.Option(
         "--workloads", help="Workloads of the weekly report. Default: sizing/workloads.toml")]
     = None,
@@ -59,12 +60,12 @@ def serve(
     console.print("stopped", highlight=False)
 
 
-def _serve(settings, nightly_cron: str, weekly_cron: str, currency: str,
+def _serve(settings, nightly_cron: str, weekly_cron: str, currency: str | None,
            workloads: Path | None) -> None:
     from gpuprices.flows.serve import build_deployments, serve_deployments
 
     deployments = build_deployments(settings, nightly_cron=nightly_cron,
-                                    weekly_cron=weekly_cron, currency=currency.upper(),
+                                    weekly_cron=weekly_cron, currency=default_currency(currency),
                                     workloads=workloads)
     console.print(f"serving {', '.join(d.name for d in deployments)} "
                   f"(nightly '{nightly_cron}' UTC, weekly '{weekly_cron}' UTC) "

@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.cli import rank_view
 from gpuprices.flows.cli.buyer_options import (
     DeadlineOption,
     DiscountsOption,
@@ -25,6 +26,7 @@ from gpuprices.flows.cli.buyer_options import (
 )
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
+    CurrencyOption,
     WorkloadFile,
     console,
     currency_option,
@@ -35,7 +37,6 @@ from gpuprices.flows.cli.rank_inputs import (
     fx_missing,
     jsonable,
     load_workloads,
-    money,
     offers_or_exit,
     read_measurements,
 )
@@ -94,8 +95,11 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "fits": mem.verdict != "no",
         "headroom_gb": round(mem.headroom_gb, 2),
         "breakdown": {k: round(v, 3) for k, v in mem.breakdown.items()},
-        "tokens_per_s": round(tp.tokens_per_s, 1),
-        "hours": _finite(round(tp.hours, 3)),
+        # A run that cannot start has no speed or duration (issue 24): null under `no`, with
+        # what would fit instead.
+        "tokens_per_s": None if mem.verdict == "no" else round(tp.tokens_per_s, 1),
+        "hours": None if mem.verdict == "no" else _finite(round(tp.hours, 3)),
+        "would_fit": would_fit(w, model, n) if mem.verdict == "no" else None,
         "hfu": tp.hfu,
         "efficiency_class": tp.efficiency_class,
         "efficiency_assumed": tp.efficiency_assumed,
@@ -110,6 +114,48 @@ def size_one(w: Workload, gpu: str | None = None, gpus: int | None = None) -> di
         "notes": mem.notes + tp.notes + (
             [efficiency_assumed_note(tp)] if tp.efficiency_assumed else []),
     }
+
+
+MAX_SIZE_GPUS = 512  # more GPUs tried for a workload that does not fit: 64 nodes of 8
+
+
+def would_fit(w: Workload, gpu: str, n: int) -> dict[str, Any]:
+    """What would hold a workload that does not fit on `n` x `gpu`: the fewest GPUs of the same
+    model (doubling; only when it shards, since replicas never split memory) and the GPU model
+    with the least memory that holds it on `n` GPUs. `fits` before `tight` in both; None where
+    nothing does."""
+    more = None
+    if w.sharding != "none":
+        k = n * 2
+        while k <= MAX_SIZE_GPUS and more is None:
+            if estimate_memory(w, gpu=gpu, gpus=k,
+                               capacity_gb=gpu_models()[gpu].memory_gb).verdict == "fits":
+                more = k
+            k *= 2
+    other = None
+    for spec in sorted(gpu_models().values(), key=lambda g: (g.memory_gb, g.gpu_model)):
+        if spec.gpu_model == gpu or spec.memory_gb <= gpu_models()[gpu].memory_gb:
+            continue
+        if estimate_memory(w, gpu=spec.gpu_model, gpus=n,
+                           capacity_gb=spec.memory_gb).verdict == "fits":
+            other = spec.gpu_model
+            break
+    return {"gpus": more, "gpu": other}
+
+
+def _no_fit_lines(r: dict[str, Any]) -> list[str]:
+    """Under DOES NOT FIT: why, and what would hold it, instead of a speed and a duration."""
+    lines = [f"  does not fit: {r['required_gb']:.1f} GB per GPU needed ({r['per_gpu_gb']:.1f} "
+             f"GB estimate + {r['margin']:.1%} margin), {r['capacity_gb']:g} GB on each of "
+             f"{r['gpus']} {r['gpu']}: the run cannot start (no speed, duration or cost)"]
+    would = r["would_fit"] or {}
+    options = ([f"{would['gpus']} x {r['gpu']} (--gpus {would['gpus']})"] if would.get("gpus")
+               else []) + ([f"{r['gpus']} x {would['gpu']} (--gpu {would['gpu']})"]
+                           if would.get("gpu") else [])
+    lines.append("  would fit: " + " or ".join(options) if options else
+                 "  nothing in warehouse/gpus.csv holds it at this GPU count; sharding "
+                 f"{r['parallel']['description']}")
+    return lines
 
 
 def size(
@@ -155,9 +201,13 @@ def size(
                   f"{r['required_gb']:.2f}")
         t.add_row("capacity", f"{r['capacity_gb']:g}")
         console.print(t)
-        hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
-        assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
-        console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
+        if r["verdict"] == "no":
+            for line in _no_fit_lines(r):
+                console.print(line, highlight=False, markup=False)
+        else:
+            hours = "n/a" if r["hours"] is None else f"{r['hours']:.2f}"
+            assumed = " (efficiency assumed)" if r["efficiency_assumed"] else ""
+            console.print(f"  tokens/s {r['tokens_per_s']:.0f}{assumed}, hours {hours}")
         runs = r["compatibility"]
         console.print(f"  compatibility on {r['gpu']}: {runs['verdict']}", highlight=False)
         for reason in runs["reasons"]:
@@ -185,7 +235,7 @@ def trace_one(w: Workload, r: dict[str, Any]) -> dict[str, Any]:
     why = trace_engine.unsupported(w, r["gpus"])
     if why:
         return {"supported": False, "reason": why}
-    t = trace_engine.trace(w)
+    t = trace_engine.trace(w, r["gpus"])
     per_gpu = t.per_gpu_gb
     return {"supported": True, "per_gpu_gb": round(per_gpu, 2),
             "allocated_gb": round(t.allocated_gb, 2),
@@ -206,80 +256,6 @@ def _print_trace(r: dict[str, Any]) -> None:
         f" + CUDA context) — {SIZE_VERDICTS[tr['verdict']]}; closed form {r['per_gpu_gb']:.2f}"
         f" GB, difference {tr['difference_gb']:+.2f} GB ({tr['difference_pct']:+.1f}%),"
         f" traced in {tr['seconds']:.0f} s", highlight=False)
-
-
-CHOICE_LABELS = {"on_demand": "on-demand", "spot": "spot", "committed": "committed"}
-# Priced, but never recommended: listed apart with the reason (sold_out: available false).
-APART = ("stale", "not_firm", "sold_out",
-         *(v for v in CONSTRAINT_VERDICTS if v != "outside_region"))
-
-
-def _age(r: RankRow) -> str:
-    if r.snapshot_date is None:
-        return "?"
-    return f"{r.snapshot_date} ({r.age_days} d)" if r.age_days is not None else str(
-        r.snapshot_date)
-
-
-def _verdict(r: RankRow) -> str:
-    """The ranking verdict, with the fit verdict when it is a risk (tight)."""
-    return f"{r.verdict} (tight)" if r.fit_verdict == "tight" else r.verdict
-
-
-def speed(r: RankRow) -> str:
-    """tokens/s the row's hours follow: the measured figure beside the estimate where
-    `gpuprices record` holds one (sizing/measured.py), else the estimate."""
-    if r.measured_tokens_per_s is None:
-        return f"{r.tokens_per_s:,.0f}" if r.tokens_per_s else "—"
-    return (f"measured {r.measured_tokens_per_s:,.0f} (estimate {r.estimated_tokens_per_s:,.0f},"
-            f" {r.estimate_error:+.0%})")
-
-
-def _rank_table(title: str, rows: list[RankRow], currency: str, numbered: bool = True) -> Table:
-    t = Table(title=title)
-    for col in ("#" if numbered else "choice", "offer", "snapshot (age)", "GPUs",
-                "price/h per node", "tokens/s", "hours", "to finish", "per successful ckpt",
-                "marginal ckpt", "exp. preemptions", "verdict", "why"):
-        t.add_column(col)
-    for i, r in enumerate(rows, 1):
-        used = f" (uses {r.gpus})" if r.gpus and r.gpus < r.nodes * r.gpus_per_node else ""
-        t.add_row(str(i) if numbered else CHOICE_LABELS.get(r.choice or "", ""),
-                  f"{r.provider} {r.sku} {r.region or ''} {r.pricing_model}", _age(r),
-                  f"{r.nodes}x{r.gpus_per_node} {r.gpu_model}{used}",
-                  money(r.price_per_hour, currency), speed(r),
-                  f"{r.hours:.1f}" if math.isfinite(r.hours) else "—",
-                  money(r.cost_to_finish, currency), money(r.cost_per_checkpoint, currency),
-                  money(r.marginal_checkpoint_cost, currency),
-                  f"{r.expected_preemptions:.2f}", _verdict(r), "; ".join(r.reasons),
-                  style="bold" if r.choice and numbered else None)
-    return t
-
-
-def _print_workload(name: str, rows: list[RankRow], top: int, currency: str) -> None:
-    """The three choices side by side, the top offers, and what is not recommended apart."""
-    picks = {r.choice: r for r in rows if r.choice}
-    chosen = [picks[c] for c in CHOICE_LABELS if c in picks]
-    missing = [CHOICE_LABELS[c] for c in CHOICE_LABELS if c not in picks]
-    console.print(_rank_table(f"{name}: the best firm offer of each kind", chosen, currency,
-                              numbered=False))
-    if missing:
-        console.print(f"  no firm, fitting {', '.join(missing)} offer", highlight=False)
-    ok = [r for r in rows if r.verdict == "ok"][:top]
-    console.print(_rank_table(f"{name}: cheapest per successful checkpoint", ok, currency))
-    noted = next((r for r in rows if r.choice_note), None)
-    if noted:
-        console.print(f"  committed: {noted.choice_note}", highlight=False)
-    apart = [r for r in rows if r.verdict in APART][:top]
-    if apart:
-        console.print(_rank_table(f"{name}: not recommended (stale, not a firm price, sold "
-                                  "out at snapshot, not a cluster or misses the deadline)",
-                                  apart, currency))
-    rest = [r for r in rows if r.verdict not in ("ok", *APART, "outside_region")]
-    if rest and len(ok) < top:
-        console.print(_rank_table(f"{name}: does not fit, cannot run or cannot be priced",
-                                  rest, currency))
-
-
 
 
 def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = False
@@ -326,7 +302,7 @@ def rank(
         "--date", help="As of YYYY-MM-DD: each provider's latest snapshot on or before it "
                        "(default: the newest snapshot date)")] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows per workload")] = 10,
-    currency: Annotated[str, typer.Option("--currency", help="USD or EUR")] = "USD",
+    currency: CurrencyOption = None,
     data_dir: DataDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
     max_age_days: Annotated[int | None, typer.Option(
@@ -341,6 +317,9 @@ def rank(
     deadline: DeadlineOption = None,
     region: RegionOption = None,
     discounts_file: DiscountsOption = None,
+    why: Annotated[bool, typer.Option(
+        "--why", help="Also print each row's reasons (fit, layout, billing, spot risk, "
+                      "caveats) and every offer set apart with why")] = False,
 ) -> None:
     """Rank every offer as of a date (each provider's latest snapshot on or before it; gpu
     model x GPUs per node x nodes) by cost per successful checkpoint, with the best firm
@@ -383,11 +362,14 @@ def rank(
         else:
             if total >= PROGRESS_FROM:  # streamed: each workload's line above its table
                 console.print(one_line(name, rows, currency), highlight=False)
-            _print_workload(name, rows, top, currency)
+            rank_view.print_workload(console, name, rows, top, currency, why)
         if total >= PROGRESS_FROM and (i % step == 0 or i == total):
             err.print(f"ranked {i:,}/{total:,} workloads", highlight=False)
     if as_json:
         out.close()
+    elif not why:
+        console.print("--why: each row's reasons and every offer set apart, with why",
+                      highlight=False, markup=False)
 
 
 def register(target: typer.Typer) -> None:

@@ -1,43 +1,45 @@
-"""The run summary (Markdown, one file per run) and webhook alerts (Slack-compatible JSON).
+"""The run summary (Markdown, one file per run) and the run's alert (sent through Apprise).
 
 Every run writes <data_dir>/runs/<run_id>.md: providers, rows, failures (a failed provider keeps
 serving its last good snapshot, shown as stale with its age), quarantined rows by reason,
 degraded providers, unmapped GPU names and the largest price moves.
 
-When GPUPRICES_WEBHOOK_URL is set, failures, degraded providers and price moves of at least
-GPUPRICES_ALERT_MOVE_PCT percent (default 20) are POSTed as {"text": ..., "blocks": [...]}.
-A price move is against the provider's previous snapshot only when that snapshot is at most the
-age limit of "now" older (14 days by default, $GPUPRICES_MAX_AGE_DAYS): a difference against an
-older one is counted apart in the summary, never alerted on (a row the gates held is, always).
-The webhook URL is a credential (Slack's carries its token in the path): it and every value of
-an environment variable named like a key, token, secret or password are removed from anything we
-write or print (`redact`).
+When GPUPRICES_NOTIFY (Apprise URLs) or GPUPRICES_WEBHOOK_URL is set, failures, degraded
+(held) providers, quarantined rows and price moves of at least GPUPRICES_ALERT_MOVE_PCT percent
+(default 20) are sent as one message (flows/ops/notify.py). A price move is against the
+provider's previous snapshot only when that snapshot is at most the age limit of "now" older
+(14 days by default, $GPUPRICES_MAX_AGE_DAYS): a difference against an older one is counted apart
+in the summary, never alerted on (a row the gates held is, always). The URLs are credentials:
+they and every value of an environment variable named like a key, token, secret or password are
+removed from anything we write or print (`redact`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import errno
-import json
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpuprices.flows.config import Settings
-from gpuprices.flows.ops import deadline_post, warehouse_state
+from gpuprices.flows.ops import notify, warehouse_state
 from gpuprices.flows.pipeline import gates
 from gpuprices.flows.pipeline.results import DayResult, NotRun
-from gpuprices.flows.redaction import WEBHOOK_ENV, redact
+from gpuprices.flows.redaction import (  # the variables alert callers set, re-exported
+    NOTIFY_ENV,  # noqa: F401
+    WEBHOOK_ENV,  # noqa: F401
+    redact,
+)
 from gpuprices.reports.markdown_text import md_text
 
 MOVE_PCT_ENV = "GPUPRICES_ALERT_MOVE_PCT"
 DEFAULT_MOVE_PCT = 20.0
-WEBHOOK_TIMEOUT_S = 10  # the whole post, not each read
-WEBHOOK_TIMEOUT_ENV = "GPUPRICES_WEBHOOK_TIMEOUT_S"
-# Slack rejects a section text over 3000 characters and a message over 50 blocks.
-_BLOCK_CHARS = 2900
-_MAX_BLOCKS = 45
+# A chat message is read, not searched: past these the run summary holds the rest.
+_LINE_CHARS = 1000
+_MAX_LINES = 45
 
 
 def md_cell(text: object) -> str:
@@ -242,95 +244,81 @@ def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10,
     return "\n".join(lines) + "\n"
 
 
-def slack_text(text: str) -> str:
-    """Provider text made inert in a Slack message: `<!channel>` must not ping a channel and
-    `<http://…|label>` must not hide a link. Slack's "Formatting text for app surfaces" says to
-    escape exactly these three characters as HTML entities ("Escaping text",
-    https://api.slack.com/reference/surfaces/formatting#escaping); & first, so the entities of
-    the other two are not escaped again."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+@dataclass
+class Alert:
+    """What a run has to say to the channels: a title, one line per item, and how bad."""
+    title: str
+    lines: list[str]
+    kind: str  # notify.KINDS: "failure" when a provider failed, else "warning"
+
+    @property
+    def body(self) -> str:
+        return "\n".join(self.lines)
 
 
-def alert_payload(run_id: str, results: list[DayResult], threshold_pct: float | None = None,
-                  max_age: int | None = None) -> dict | None:
-    """The Slack-compatible webhook JSON, or None when there is nothing to alert on. A price
-    against a snapshot more than `max_age` days older is no move to alert on (_moves)."""
+def _quarantine_lines(results: list[DayResult]) -> list[str]:
+    out = []
+    for r in results:
+        if r.quarantined and r.status != "degraded":  # a degraded day has its own line
+            reasons = ", ".join(f"{k}: {v}" for k, v in sorted(r.quarantine_reasons.items()))
+            out.append(f"QUARANTINED {r.provider} {r.snapshot_date}: {r.quarantined} rows "
+                       f"held ({reasons or 'no reason recorded'})")
+    return out
+
+
+def alert_message(run_id: str, results: list[DayResult], threshold_pct: float | None = None,
+                  max_age: int | None = None) -> Alert | None:
+    """The run's alert: failures, degraded (held) providers, quarantined rows and price moves
+    of at least the threshold, as plain text (each channel's Apprise plugin escapes what its
+    format needs); None when there is nothing to alert on. A price against a snapshot more than
+    `max_age` days older is no move to alert on (_moves)."""
     threshold = move_threshold_pct() if threshold_pct is None else threshold_pct
-    sections: list[str] = []
+    lines: list[str] = []
     for r in results:
         if r.status == "failed":
             stale = (f" (stale: serving {r.stale_since}, {r.stale_days} days old)"
                      if r.stale_since else "")
-            sections.append(f"*FAILED* {r.provider} {r.snapshot_date or ''}{stale}: "
-                            + slack_text(redact(r.message)))
+            day = f" {r.snapshot_date}" if r.snapshot_date else ""
+            lines.append(f"FAILED {r.provider}{day}{stale}: {r.message}")
     for r in results:
         if r.status == "degraded" and r.degraded:
-            sections.append(f"*DEGRADED* {r.provider} {r.snapshot_date}: "
-                            + slack_text(r.degraded))
+            lines.append(f"DEGRADED {r.provider} {r.snapshot_date}: held, {r.degraded}")
+    lines += _quarantine_lines(results)
     big = [(p, m) for p, m in _moves(results, max_age) if abs(m.pct) >= threshold]
     big.sort(key=lambda pm: -abs(pm[1].pct))
     for p, m in big:
         held = " (quarantined, not loaded)" if m.quarantined else ""
-        sections.append(f"*MOVE* {p} {slack_text(m.describe())}{held}")
-    if not sections:
+        lines.append(f"MOVE {p} {m.describe()}{held}")
+    if not lines:
         return None
-    head = (f"gpuprices run {run_id}: {sum(r.status == 'failed' for r in results)} failed, "
-            f"{sum(r.status == 'degraded' for r in results)} degraded, {len(big)} price moves "
-            f">= {threshold:g} %")
-    shown = sections[:_MAX_BLOCKS]
-    if len(sections) > len(shown):
-        shown.append(f"... and {len(sections) - len(shown)} more (see the run summary)")
-    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": head}}]
-    blocks += [{"type": "section", "text": {"type": "mrkdwn", "text": redact(s)[:_BLOCK_CHARS]}}
-               for s in shown]
-    return {"text": head, "blocks": blocks}
-
-
-def webhook_deadline_s() -> float:
-    """The whole time an alert may take ($GPUPRICES_WEBHOOK_TIMEOUT_S, default 10 s)."""
-    try:
-        value = float(os.environ.get(WEBHOOK_TIMEOUT_ENV, WEBHOOK_TIMEOUT_S))
-    except ValueError:
-        return WEBHOOK_TIMEOUT_S
-    return value if value > 0 else WEBHOOK_TIMEOUT_S
-
-
-def post_webhook(url: str, payload: dict, timeout: float | None = None) -> str | None:
-    """POST the payload within ONE total deadline (`timeout`, default webhook_deadline_s()):
-    a slow or trickling endpoint costs the run at most that. Returns None on success, else an
-    error text without the URL."""
-    deadline = webhook_deadline_s() if timeout is None else timeout
-    try:
-        status = deadline_post.post(url, json.dumps(payload).encode(),
-                                    {"Content-Type": "application/json"}, deadline)
-    except deadline_post.DeadlineExceeded as exc:
-        return f"webhook post abandoned: {exc}"
-    except Exception as exc:  # unreachable, bad scheme: say what, never where
-        reason = getattr(exc, "reason", exc)
-        return redact(f"webhook post failed: {type(exc).__name__}: {reason}").replace(url, "***")
-    if not 200 <= status < 300:
-        return f"webhook answered HTTP {status}"
-    return None
+    title = (f"gpuprices run {run_id}: {sum(r.status == 'failed' for r in results)} failed, "
+             f"{sum(r.status == 'degraded' for r in results)} degraded, "
+             f"{sum(r.quarantined for r in results)} rows quarantined, {len(big)} price moves "
+             f">= {threshold:g} %")
+    shown = [redact(line)[:_LINE_CHARS] for line in lines[:_MAX_LINES]]
+    if len(lines) > len(shown):
+        shown.append(f"... and {len(lines) - len(shown)} more (see the run summary)")
+    kind = "failure" if any(r.status == "failed" for r in results) else "warning"
+    return Alert(redact(title), shown, kind)
 
 
 def finish_run(settings: Settings, run_id: str, results: list[DayResult],
                others: Iterable[NotRun] = ()) -> Path:
-    """Write the run summary, post the alerts if a webhook is set, print the summary's path
+    """Write the run summary, send the alert if a channel is set, print the summary's path
     (or, when it cannot be written, why: the caller finds no file there)."""
     max_age = warehouse_state.age_limit(settings.db_path)
     text = render_summary(run_id, results, others=others, max_age=max_age)
-    url = os.environ.get(WEBHOOK_ENV, "").strip()
-    if url:
-        payload = alert_payload(run_id, results, max_age=max_age)
-        if payload is None:
-            text += "\nWebhook: nothing to alert on.\n"
+    if notify.configured():
+        alert = alert_message(run_id, results, max_age=max_age)
+        if alert is None:
+            text += "\nAlerts: nothing to alert on.\n"
         else:
-            problem = post_webhook(url, payload)
+            problem = notify.send(alert.title, alert.body, alert.kind)
             if problem:
                 print(f"alert not delivered: {problem}", file=sys.stderr)
-                text += f"\nWebhook: NOT delivered ({md_cell(problem)}).\n"
+                text += f"\nAlerts: NOT delivered ({md_cell(problem)}).\n"
             else:
-                text += f"\nWebhook: {len(payload['blocks']) - 1} alerts posted.\n"
+                text += f"\nAlerts: {len(alert.lines)} alerts sent.\n"
     path = settings.runs_dir / f"{run_id}.md"
     tmp = path.with_name(f".{path.name}.part")
     try:

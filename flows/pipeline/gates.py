@@ -47,7 +47,7 @@ the USD band after conversion, and by the move gate in USD when the offer's curr
 
 Per provider-day, a row count below half the last good snapshot's (when that snapshot is at
 most ROW_COUNT_WINDOW_DAYS old: years of replayed history change a page's size for real)
-marks the provider degraded: it still loads, and the run summary and webhook say so.
+marks the provider degraded: it still loads, and the run summary and the alert say so.
 Rows released by a reviewer (`gpuprices quarantine release`) are exempt from gates 4 and 5 for
 that date, provider, identity and price, and stand in gate 3 over the row that superseded them,
 so a reparse does not quarantine them again.

@@ -51,7 +51,7 @@ def load_day(settings: Settings, con: duckdb.DuckDBPyConnection, day: dt.date,
              provider: str) -> int:
     """Replace (day, provider) in the warehouse with its lake partition, recording the file
     state it was read in (one transaction). Returns the rows loaded."""
-    stamp = lake_sync.stamp_of(lake.partition_path(settings.lake_root, day, provider))
+    stamp = lake_sync.stamp_of(lake.find_partition(settings.lake_root, day, provider))
     table = lake.read_partition(settings.lake_root, day, provider)
     return lake_sync.load_stamped(con, day, provider, table, stamp)
 
@@ -67,7 +67,7 @@ def load_days(settings: Settings, con: duckdb.DuckDBPyConnection,
         try:
             parts = []
             for day, provider in keys:  # stamp first: a rewrite while reading shows next run
-                stamp = lake_sync.stamp_of(lake.partition_path(settings.lake_root, day,
+                stamp = lake_sync.stamp_of(lake.find_partition(settings.lake_root, day,
                                                                provider))
                 parts.append((day, provider, lake.read_partition(settings.lake_root, day,
                                                                  provider), stamp))

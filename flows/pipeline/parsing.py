@@ -1,6 +1,7 @@
-"""Parsing one archive file: for each request its latest capture that parses, each page parsed
-alone, pages in a layout no parser knows held for review (the parse step of
-flows/pipeline/steps.py)."""
+"""Parsing one archive file: its captures split into snapshots (one a day for a daily provider,
+one per crawl for an hourly one: spiders/registry.py CADENCES), in each snapshot for each request
+its latest capture that parses, each page parsed alone, pages in a layout no parser knows held
+for review (the parse step of flows/pipeline/steps.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from gpuprices.spiders import generic, registry
 from gpuprices.spiders.archive import Capture, captures_per_request, future_problem, read_archive
 from gpuprices.spiders.parsers import ParseError, parse_body_counted, postprocess, wants
 from gpuprices.warehouse.contract import Offer
+
+# An hourly provider's day holds one crawl an hour; a crawl's requests follow each other within
+# seconds (pagination, Scrapy's retries), so a quiet spell this long starts the next snapshot.
+# A crawl that ran into the next one's start (more than 45 minutes long) merges with it: for each
+# request its latest capture counts, as within a daily provider's day.
+SNAPSHOT_GAP = dt.timedelta(minutes=15)
 
 
 @dataclass
@@ -44,11 +51,27 @@ def _at(cap: Capture) -> str:
     return f"{cap.captured_at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%SZ}"
 
 
+def snapshots_of(caps: list[Capture], provider: str) -> list[list[Capture]]:
+    """A day's captures as snapshots, oldest first: the whole day for a daily provider, one per
+    crawl (captures no more than SNAPSHOT_GAP apart) for an hourly one."""
+    if registry.cadence(provider) != "hourly" or not caps:
+        return [caps]
+    ordered = sorted(caps, key=lambda c: c.captured_at)
+    out = [[ordered[0]]]
+    for cap in ordered[1:]:
+        if cap.captured_at - out[-1][-1].captured_at > SNAPSHOT_GAP:
+            out.append([])
+        out[-1].append(cap)
+    return out
+
+
 def parse_archive(path: Path, provider: str) -> Parsed:
-    """Offers from one archive file: for each request, its latest capture that parses (a later
-    one that fails is reported and the earlier good one used), each page parsed alone so that
-    one broken page does not hide the others. Captures dated later than now are refused; what
-    made the file unreadable past some point is an error of the day naming the file."""
+    """Offers from one archive file, snapshot by snapshot (snapshots_of): in each, for each
+    request its latest capture that parses (a later one that fails is reported and the earlier
+    good one used), each page parsed alone so that one broken page does not hide the others.
+    Every offer's snapshot_at is the earliest capture time among its snapshot's offers.
+    Captures dated later than now are refused; what made the file unreadable past some point is
+    an error of the day naming the file."""
     now = dt.datetime.now(dt.UTC)
     errors: list[ParseError] = []
     caps = []
@@ -60,6 +83,15 @@ def parse_archive(path: Path, provider: str) -> Parsed:
             errors.append(ParseError(provider, cap.url, problem))
         else:
             caps.append(cap)
+    out = Parsed(offers=[], errors=errors, captures=0)
+    for snapshot in snapshots_of(caps, provider):
+        _parse_snapshot(snapshot, provider, out)
+    return out
+
+
+def _parse_snapshot(caps: list[Capture], provider: str, out: Parsed) -> None:
+    """One snapshot's captures parsed into `out` (offers, errors, held rows, counts)."""
+    errors = out.errors
     offers: list[Offer] = []
     held: list[tuple[Offer, str]] = []
     held_from: list[str] = []
@@ -99,5 +131,14 @@ def parse_archive(path: Path, provider: str) -> Parsed:
                 errors.append(failures[0])
     if offers:
         offers = postprocess(provider, offers, sorted(chosen, key=lambda c: c.captured_at))
-    return Parsed(offers=offers, errors=errors, captures=len(used), skipped=skipped, held=held,
-                  held_from=held_from)
+    rows = offers + [o for o, _ in held]
+    if rows:
+        taken = min(o.captured_at for o in rows)
+        for o in rows:
+            o.snapshot_at = taken
+    out.offers += offers
+    out.captures += len(used)
+    out.held += held
+    out.held_from += held_from
+    for reason, n in skipped.items():
+        out.skipped[reason] = out.skipped.get(reason, 0) + n

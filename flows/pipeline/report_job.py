@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gpuprices.flows.config import REPO_ROOT, Settings
+from gpuprices.flows.config import REPO_ROOT, Settings, default_currency
 from gpuprices.flows.config import max_age_days as max_age_days_from
 from gpuprices.flows.gpu_names import load_known_workloads
 from gpuprices.flows.pipeline import provider_classes
@@ -41,12 +41,13 @@ def refresh_fx(settings: Settings, fetch: bool = False) -> tuple[int, list[str]]
     return n, problems
 
 
-def make_report(settings: Settings, week: str | None = None, currency: str = "EUR",
+def make_report(settings: Settings, week: str | None = None, currency: str | None = None,
                 workloads_file: Path | None = None, max_age_days: int | None = None,
                 discounts: Sequence[Any] = ()) -> Path:
     """Write `<data>/reports/<week>/report.html`, `report.md` and the CSVs; returns the HTML.
     `max_age_days`: the age limit of "now" (default: $GPUPRICES_MAX_AGE_DAYS, else the
-    warehouse's)."""
+    warehouse's); `currency`: default $GPUPRICES_CURRENCY, else USD (flows/config.py)."""
+    currency = default_currency(currency)
     max_age_days = max_age_days_from(max_age_days)
     workloads = load_known_workloads(workloads_file or DEFAULT_WORKLOADS)
     con = db.connect(settings.db_path, read_only=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import gates, unknown_layout, usd_rates
@@ -119,13 +120,53 @@ def reference(settings: Settings, provider: str, day: dt.date,
         if p == provider:
             ref.prev_date = d
             if (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS:
-                ref.prev_rows = len(rows)
+                ref.prev_rows = _last_snapshot_rows(path, len(rows))
             for row in rows:
                 ident = identity.of_row(row)
                 price = row["price_per_hour"]
                 lo, hi = ref.prev_prices.get(ident, (price, price))
                 ref.prev_prices[ident] = (min(lo, price), max(hi, price))
     return ref
+
+
+def _last_snapshot_rows(path: Path, rows: int) -> int:
+    """How many rows the latest snapshot of a lake file holds (an hourly provider's day holds
+    several; a file from before snapshot times, one)."""
+    try:
+        taken = lake.read_columns(path, ["snapshot_at"]).column("snapshot_at")
+    except Exception:  # written before snapshot_at: the file is the day's one snapshot
+        return rows
+    if taken.null_count:
+        return rows
+    return pc.sum(pc.equal(taken, pc.max(taken))).as_py() or rows
+
+
+def _gate_snapshots(offers: list[Offer], ref: gates.Reference) -> gates.GateResult:
+    """The gates run on each snapshot of the day alone (an hourly provider's day holds several:
+    one offer at two prices in two snapshots is a move within the day, not a duplicate), each
+    against the same reference; the results joined in snapshot order."""
+    groups: dict[object, list[Offer]] = {}
+    for o in offers:
+        groups.setdefault(o.snapshot_at, []).append(o)
+    if len(groups) <= 1:
+        return gates.run_gates(offers, ref)
+    out = gates.GateResult()
+    moves: dict[object, gates.Move] = {}
+    for key in sorted(groups, key=lambda t: (t is not None, t)):
+        one = gates.run_gates(groups[key], ref)
+        out.good += one.good
+        out.bad += one.bad
+        # Each snapshot is judged against the day before: an offer that moved at 09:00 moves
+        # again in every later snapshot. The run summary and alerts hear of it once, at its
+        # latest price; a held-back move is kept over a loaded one.
+        for m in one.moves:
+            if m.quarantined or not getattr(moves.get(m.ident), "quarantined", False):
+                moves[m.ident] = m
+        out.unmapped = sorted(set(out.unmapped) | set(one.unmapped))
+        out.no_band = sorted(set(out.no_band) | set(one.no_band))
+        out.degraded = one.degraded  # the latest snapshot's row count speaks for the day
+    out.moves = list(moves.values())
+    return out
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
@@ -144,7 +185,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
         res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
         return res
     released, held = unknown_layout.split_released(ref, parsed.held)
-    out = gates.run_gates(parsed.offers + released, ref)
+    out = _gate_snapshots(parsed.offers + released, ref)
     good, bad = out.good, out.bad + held
     res.quarantined = len(bad)
     res.unmapped = out.unmapped

@@ -37,11 +37,12 @@ from prefect.states import Crashed
 from prefect.workers.base import BaseWorker
 
 from gpuprices.flows.ops.service import WORKER_GRACE_S, run_until_signal
-from gpuprices.flows.schedules import LOAD_CRON, NIGHTLY_CRON, TIMEZONE
+from gpuprices.flows.schedules import HOURLY_CRON, LOAD_CRON, NIGHTLY_CRON, TIMEZONE
 from gpuprices.flows.serve import (
     ONE_AT_A_TIME,  # a run due while one is going is cancelled, not queued
 )
 from gpuprices.flows.team import flows as team
+from gpuprices.spiders import registry
 
 CRAWL_ENTRYPOINT = "gpuprices.flows.team.flows.crawl_provider"
 LOAD_ENTRYPOINT = "gpuprices.flows.team.flows.load_lake"
@@ -76,11 +77,14 @@ def _deployment(entrypoint: str, name: str, pool: str, queue: str, cron: str | N
 
 
 def build_deployments(providers: list[str], pool: str, crawl_cron: str | None = NIGHTLY_CRON,
-                      load_cron: str | None = LOAD_CRON, image: str | None = None
-                      ) -> list[RunnerDeployment]:
+                      load_cron: str | None = LOAD_CRON, image: str | None = None,
+                      hourly_cron: str | None = HOURLY_CRON) -> list[RunnerDeployment]:
     """One crawl deployment per provider (scheduled together at `crawl_cron`: the workers
-    share them out) and the load (every `load_cron`: picks up what the crawls wrote)."""
-    out = [_deployment(CRAWL_ENTRYPOINT, p, pool, CRAWL_QUEUE, crawl_cron,
+    share them out; a provider of hourly cadence at `hourly_cron`) and the load (every
+    `load_cron`: picks up what the crawls wrote)."""
+    hourly = set(registry.hourly())
+    out = [_deployment(CRAWL_ENTRYPOINT, p, pool, CRAWL_QUEUE,
+                       hourly_cron if p in hourly else crawl_cron,
                        {"provider": p, "data_dir": "", "archive_root": "", "replay": ""},
                        f"Crawl {p}, parse, check and write its lake partition.", ["crawl", p],
                        image) for p in providers]

@@ -23,4 +23,8 @@ PROVIDER = Provider(
         "https://website.spot.ec2.aws.a2z.com/spot.json",  # spot prices, current feed
         "http://spot-price.s3.amazonaws.com/spot.js",  # legacy JSONP feed, frozen 2024-05-13
     ),
+    # Daily although it holds the spot feed: the same crawl fetches every region's on-demand offer
+    # file (hundreds of MB each), which an hourly cadence would fetch 24 times a day for list
+    # prices that change by announcement (docs/providers.md, "Crawl cadence").
+    cadence="daily",
 )

@@ -16,4 +16,9 @@ PROVIDER = Provider(
         # unfiltered first pages. Listed for completeness: expect few or no GPU rows.
         "https://prices.azure.com/api/retail/prices",
     ),
+    # Hourly: "Pricing for Azure Spot Virtual Machines is variable, based on region and SKU"
+    # (learn.microsoft.com, "Use a template to deploy Azure Spot Virtual Machines"), and the plan
+    # asks only GPU meters (four filtered queries and their pages), so an hourly crawl is cheap
+    # (docs/providers.md, "Crawl cadence").
+    cadence="hourly",
 )

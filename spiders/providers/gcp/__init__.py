@@ -21,4 +21,8 @@ PROVIDER = Provider(
         "https://cloud.google.com/spot-vms/pricing",
         "https://cloud.google.com/products/compute/pricing/accelerator-optimized",
     ),
+    # Daily: Spot VM prices "can change up to once every 30 days" (cloud.google.com/compute/
+    # docs/instances/spot, "Pricing"), and the rest are list prices (docs/providers.md,
+    # "Crawl cadence").
+    cadence="daily",
 )

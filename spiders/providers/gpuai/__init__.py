@@ -17,4 +17,7 @@ PROVIDER = Provider(
         "https://gpu.ai/pricing",
     ),
     # Each row prices a whole configuration of gpu_count GPUs: no node shapes.
+    # Hourly: a marketplace whose hosts' listings come and go within the day (docs/providers.md,
+    # "Crawl cadence").
+    cadence="hourly",
 )

@@ -18,4 +18,7 @@ PROVIDER = Provider(
         "https://hyperbolic.ai/pricing",
     ),
     # Each option is priced whole (gpuCount GPUs): no node shapes.
+    # Hourly: a marketplace of suppliers' machines whose listings and prices move within the
+    # day (docs/providers.md, "Crawl cadence"); one small API answer per crawl.
+    cadence="hourly",
 )

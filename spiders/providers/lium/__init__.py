@@ -18,4 +18,7 @@ PROVIDER = Provider(
         "https://lium.io/api/executors",
     ),
     # Each summary row prices an N-GPU machine as listed (gpu_count = gpu_count): no node shapes.
+    # Hourly: miners list and reprice their executors at will, and rented ones leave the list
+    # (docs/providers.md, "Crawl cadence"); one API answer per crawl.
+    cadence="hourly",
 )

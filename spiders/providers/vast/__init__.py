@@ -18,4 +18,7 @@ PROVIDER = Provider(
         "https://console.vast.ai/create/",
     ),
     # Each summary row prices an N-GPU listing as listed (gpu_count = num_gpus): no node shapes.
+    # Hourly: hosts set and change their own prices and machines are rented out within hours,
+    # so the offer book moves within the day (docs/providers.md, "Crawl cadence"); one API call.
+    cadence="hourly",
 )

@@ -23,6 +23,8 @@
 -- (GPU.ai's 2026-08-25 capture is page 2 of its pricing book: page 1's offers are not gone),
 -- and one absent from an older partial capture is not new.
 --
+-- A day with several snapshots (an hourly provider) counts its latest (is_day_last).
+--
 -- Only where the other snapshot was read: an offer counts as disappeared only if the newer
 -- snapshot lists some offer of the provider in its region, and as appeared only if the older
 -- one does. A source that covers fewer regions is not a withdrawal: GCP's pricing page
@@ -46,7 +48,8 @@ FROM (
     SELECT DISTINCT ON (s.change, s.provider, o.offer_id)
         CASE WHEN EXISTS (
             SELECT 1 FROM offer_observations AS k
-            WHERE k.provider = s.provider AND k.snapshot_date = s.absent_on AND k.sku = o.sku
+            WHERE k.provider = s.provider AND k.snapshot_date = s.absent_on AND k.is_day_last
+              AND k.sku = o.sku
               AND k.region IS NOT DISTINCT FROM o.region
               AND k.gpu_model IS NOT DISTINCT FROM o.gpu_model AND k.gpu_count = o.gpu_count
         ) THEN CASE s.change WHEN 'appeared' THEN 'new_pricing' ELSE 'pricing_withdrawn' END
@@ -57,14 +60,15 @@ FROM (
         o.commitment_months, o.variant
     FROM sides AS s
     JOIN offer_observations AS o
-      ON o.provider = s.provider AND o.snapshot_date = s.listed_on
+      ON o.provider = s.provider AND o.snapshot_date = s.listed_on AND o.is_day_last
     WHERE NOT EXISTS (
         SELECT 1 FROM offer_observations AS a
-        WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.offer_id = o.offer_id
+        WHERE a.provider = s.provider AND a.snapshot_date = s.absent_on AND a.is_day_last
+          AND a.offer_id = o.offer_id
     )
       AND EXISTS (
         SELECT 1 FROM offer_observations AS r
-        WHERE r.provider = s.provider AND r.snapshot_date = s.absent_on
+        WHERE r.provider = s.provider AND r.snapshot_date = s.absent_on AND r.is_day_last
           AND r.region IS NOT DISTINCT FROM o.region
     )
 )

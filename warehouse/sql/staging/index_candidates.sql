@@ -12,6 +12,7 @@
 --   * member = extra.counted_under (our id of a cloud we read), else extra.underlying squeezed to
 --     lower-case letters and digits, when a row names whose capacity it is, else the provider; an aggregator's row without one is left out; a member's own rows win over rows
 --     relayed by others (relayed = false first), then a USD price, then the lowest.
+-- A day with several snapshots (an hourly provider) quotes its latest: the index stays daily.
 -- Freshness (the age limit) and FX are applied per index day by the caller, which knows the day.
 CREATE OR REPLACE VIEW index_candidates AS
 WITH rows AS (
@@ -37,6 +38,10 @@ WITH rows AS (
         json_extract_string(d.extra, '$.market_stat') AS market_stat,
         try_cast(json_extract_string(d.extra, '$.sellers') AS INTEGER) AS sellers
     FROM offer_points AS p
+    JOIN (SELECT provider, snapshot_date, max(snapshot_at) AS snapshot_at
+          FROM snapshot_dates GROUP BY ALL) AS last
+      ON last.provider = p.provider AND last.snapshot_date = p.snapshot_date
+     AND last.snapshot_at = p.snapshot_at
     JOIN offer_ids AS i ON i.offer_no = p.offer_no
     JOIN offer_details AS d ON d.detail_no = p.detail_no
     LEFT JOIN providers AS pr ON pr.provider = p.provider

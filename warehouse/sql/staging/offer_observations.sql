@@ -1,6 +1,7 @@
 -- offer_observations: what did each offer cost on each snapshot of its provider?
 --
--- One row per offer identity, snapshot date and price, with the provider's snapshot numbering
+-- One row per offer identity, snapshot and price (snapshot_at: several a day for an hourly
+-- provider; is_day_last: the day's latest snapshot), with the provider's snapshot numbering
 -- (the staging view under the history questions). An offer's identity is what a buyer would
 -- call "the same thing": provider, sku, region, gpu_model, gpu_count, pricing_model,
 -- commitment_months, effective_from, currency and `variant`, built from the extra keys that
@@ -21,6 +22,8 @@ SELECT
     p.provider, i.sku, i.region, p.gpu_model, i.gpu_count, i.pricing_model,
     i.commitment_months, i.effective_from, i.currency, i.variant,
     p.snapshot_date,
+    p.snapshot_at,
+    s.is_day_last,
     s.snapshot_no,
     s.n_snapshots AS provider_snapshots,
     p.price_per_hour,
@@ -29,5 +32,6 @@ SELECT
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
 JOIN provider_snapshots AS s ON s.provider = p.provider AND s.snapshot_date = p.snapshot_date
--- A repeat of the same (offer, day, price) in one partition is one observation.
+    AND s.snapshot_at = p.snapshot_at
+-- A repeat of the same (offer, snapshot, price) in one partition is one observation.
 WHERE p.dup_no = 0

@@ -1,5 +1,7 @@
 -- offers: which offers did each loaded snapshot list, as the parsers wrote them?
 --
+-- One row per price per snapshot: snapshot_at names the snapshot (a daily provider has one a
+-- day, an hourly one several: warehouse/contract.py), captured_at the fetch its page came from.
 -- The rows are stored normalised (see warehouse/db.py): offer_points holds one narrow row per
 -- offer per snapshot; identity, detail and capture columns are numbers into offer_ids,
 -- offer_details and offer_captures. price_per_gpu_hour is derived as the contract derives it
@@ -30,7 +32,8 @@ SELECT
     d.billing_increment_s,
     d.min_billing_s,
     p.available,
-    d.extra
+    d.extra,
+    p.snapshot_at
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
 JOIN offer_details AS d ON d.detail_no = p.detail_no

@@ -2,7 +2,7 @@
 -- `as_of`, as far as we know then, and is it recent enough to act on?
 --
 -- The one definition of "now" and "as of": each provider's offers from its own latest loaded
--- snapshot on or before `as_of` (a DATE), so a provider whose crawl failed keeps its last good
+-- snapshot on or before `as_of` (a DATE; of a day with several snapshots, its latest), so a provider whose crawl failed keeps its last good
 -- day; age_days says how old that day is (as_of - snapshot_date, never negative). is_stale: that
 -- day is more than max_age_days old (default 14, staging/default_max_age_days.sql): the offer is
 -- listed, with its date, but never recommended nor counted as "cheapest" or "lowest".
@@ -21,11 +21,12 @@
 -- announced.
 CREATE OR REPLACE MACRO offers_as_of(as_of, max_age_days := default_max_age_days()) AS TABLE
 WITH latest AS (
-    -- The small table of loaded (provider, snapshot_date) pairs, not a scan of every offer.
-    SELECT provider, max(snapshot_date) AS snapshot_date
-    FROM provider_snapshots
-    WHERE snapshot_date <= as_of
-    GROUP BY provider
+    -- The small table of loaded snapshots, not a scan of every offer.
+    SELECT provider, m.d AS snapshot_date, m.t AS snapshot_at
+    FROM (SELECT provider, max({'d': snapshot_date, 't': snapshot_at}) AS m
+          FROM provider_snapshots
+          WHERE snapshot_date <= as_of
+          GROUP BY provider)
 ),
 listed AS (
     SELECT
@@ -40,7 +41,7 @@ listed AS (
                                                 '$.cluster_duration', '$.cluster_gpus'])::VARCHAR
         ) AS _offer
     FROM offers AS o
-    JOIN latest AS l USING (provider, snapshot_date)
+    JOIN latest AS l USING (provider, snapshot_date, snapshot_at)
 ),
 took_effect AS (
     -- Announced prices in force by as_of (a handful of rows): each ends its offer's earlier rows.

@@ -1,0 +1,32 @@
+"""A warehouse of every bundled snapshot (snapshots/), replayed and loaded as `make run` loads
+it, built once per test process and shared by the query layer's, the API's and the MCP
+server's tests (each only reads it; a test that must change it copies it first)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuprices.flows import loading
+from gpuprices.flows.config import Settings
+from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.warehouse.contract import PROVIDERS
+from tests.conftest import ROOT
+
+_BUILT: dict[str, Settings] = {}
+
+
+def bundled_settings(tmp_path_factory) -> Settings:
+    """The data folder holding the replayed warehouse (data/warehouse.duckdb)."""
+    if "all" not in _BUILT:
+        s = Settings(tmp_path_factory.mktemp("bundled") / "data", ROOT / "snapshots").ensure()
+        results = []
+        for p in PROVIDERS:
+            results += pipeline.replay(s, p, "all")
+        assert not [r.errors for r in results if r.status == "failed"]
+        loading.load(s, results, "20261005T020000-bundled")
+        _BUILT["all"] = s
+    return _BUILT["all"]
+
+
+def warehouse_path(tmp_path_factory) -> Path:
+    return bundled_settings(tmp_path_factory).db_path

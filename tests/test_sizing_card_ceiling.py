@@ -1,0 +1,68 @@
+"""A card's share of its datasheet peak in a plain matmul scales its class's training HFU
+(sizing/gemm_ceiling.csv, sizing/efficiency.py card_ceiling)."""
+
+import csv
+
+from gpuprices.sizing.efficiency import (
+    GEMM_CSV_PATH,
+    REFERENCE_CARD,
+    efficiency_for,
+    efficiency_table,
+    gpu_class,
+    matmul_share,
+)
+from gpuprices.warehouse.gpus import gpu_models
+
+GPUS = gpu_models()
+
+
+def test_every_ceiling_row_names_its_source_and_a_known_card():
+    rows = list(csv.DictReader(GEMM_CSV_PATH.open(newline="")))
+    assert rows
+    for r in rows:
+        assert r["source"].strip(), r
+        assert r["gpu_model"] in GPUS, r
+        assert r["bf16_gemm_tflops"] or r["proxy_of"] in GPUS, r
+    assert set(REFERENCE_CARD.values()) <= set(GPUS)
+
+
+def test_reference_cards_keep_their_class_value():
+    """The card a class row was measured on is not rescaled: the calibration is unchanged."""
+    table = efficiency_table()
+    for cls, card in REFERENCE_CARD.items():
+        assert gpu_class(GPUS[card]) == cls
+        assert efficiency_for(GPUS[card]).hfu == table[(cls, "any")][0]
+
+
+def test_rtx6000ada_gets_the_l40s_matmul_share_not_the_4090s():
+    """The 4090 sustains its whole 165 TFLOPS in a matmul, the L40S 269 of 362: the RTX 6000
+    Ada (same die, 300 W) is scaled by the L40S's share, about 0.74, not run at 54.8% of 364."""
+    ada = efficiency_for(GPUS["RTX6000ADA-48GB"])
+    ref = efficiency_for(GPUS["RTX4090-24GB"])
+    share_l40s, _ = matmul_share("L40S-48GB", GPUS["L40S-48GB"].bf16_dense_tflops)
+    share_4090, _ = matmul_share("RTX4090-24GB", GPUS["RTX4090-24GB"].bf16_dense_tflops)
+    assert abs(share_l40s - 269.15 / 362) < 1e-3
+    assert share_4090 == 164.81 / 165
+    assert abs(ada.hfu - ref.hfu * share_l40s / share_4090) < 1e-9
+    assert 0.38 < ada.hfu < 0.43
+    assert "L40S" in ada.source
+    # sustained TFLOPS: the RTX 6000 Ada no longer runs at twice what the 4090 sustained
+    assert ada.hfu * GPUS["RTX6000ADA-48GB"].bf16_dense_tflops < 1.7 * ref.hfu * 165.2
+
+
+def test_cards_without_a_measurement_keep_the_class_value():
+    assert efficiency_for(GPUS["L40-48GB"]).hfu == efficiency_for(GPUS["RTX4090-24GB"]).hfu
+    assert efficiency_for(GPUS["H100-PCIE-80GB"]).hfu == efficiency_for(GPUS["H100-SXM-80GB"]).hfu
+
+
+def test_utilisation_grows_with_model_size_between_1b_and_70b_only():
+    """PyTorch FSDP blog Table 1: HFU x1.175 (A100) and x1.216 (H100) from 7B to 70B; the
+    trend is applied from the size the class was measured at, clamped to 1B-70B."""
+    from gpuprices.sizing.efficiency import SIZE_TREND_PER_DECADE, size_factor
+    assert abs(SIZE_TREND_PER_DECADE - 0.1955) < 1e-3
+    assert size_factor(7e9, "hopper") == (1.0, "")
+    up, why = size_factor(70e9, "hopper")
+    assert abs(up - (1 + SIZE_TREND_PER_DECADE)) < 1e-9 and "70B" in why
+    assert size_factor(400e9, "hopper")[0] == up  # no extrapolation above 70B
+    assert size_factor(0.1e9, "hopper")[0] == size_factor(1e9, "hopper")[0] < 1
+    assert size_factor(8e9, "ampere-gddr") == (1.0, "")  # its source states no model size
