@@ -5,8 +5,6 @@ webhook (the old variable) and for Apprise's json:// receiver ($GPUPRICES_NOTIFY
 import datetime as dt
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import apprise
@@ -26,29 +24,10 @@ TOKEN = "T0SECRET/B0SECRET/xoxbS3cr3tT0k3n"
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
 
 
-class Hook(BaseHTTPRequestHandler):
-    posts: list = []
-    status = 200
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        Hook.posts.append((self.path, self.headers.get("Content-Type"), json.loads(body)))
-        self.send_response(Hook.status)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-
-@pytest.fixture
-def hook():
-    Hook.posts, Hook.status = [], 200
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/services/{TOKEN}"
-    srv.shutdown()
+def _slack_url(rx) -> str:
+    """The local receiver (conftest's http_receiver) under a Slack webhook's path: the token in
+    it is the credential that must never show."""
+    return f"http://127.0.0.1:{rx.port}/services/{TOKEN}"
 
 
 @pytest.fixture
@@ -77,8 +56,8 @@ def _args(tmp_path, archive):
 
 
 def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
-        tmp_path, eventful_archive, hook):
-    env = {alerts.WEBHOOK_ENV: hook, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+        tmp_path, eventful_archive, http_receiver):
+    env = {alerts.WEBHOOK_ENV: _slack_url(http_receiver)}
     r = gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive),
            env=env)
     assert r.returncode == 1  # the night without prices failed
@@ -104,7 +83,7 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     assert "B200" in text and "+30.0 %" in text
     # The old variable still posts Slack's {"text": ...} to its URL (Apprise's json:// plugin
     # with its fields renamed): the title first, then one line per alert.
-    ((path, ctype, payload),) = Hook.posts
+    ((path, ctype, payload),) = http_receiver.posts
     assert path == f"/services/{TOKEN}" and ctype == "application/json"
     assert set(payload) == {"text"}
     texts = payload["text"].splitlines()
@@ -121,23 +100,23 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
         assert "S3cr3t" not in where and "SECRET" not in where
 
 
-def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, hook):
+def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, http_receiver):
     # 31: above the one move within the age limit (B200 +30 %, a day apart); the larger
     # differences against the 2023 page (H100 PCIe community -50.1 %) are no moves at all
-    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "31", "no_proxy": "127.0.0.1",
-           "NO_PROXY": "127.0.0.1"}
+    env = {alerts.WEBHOOK_ENV: _slack_url(http_receiver), alerts.MOVE_PCT_ENV: "31"}
     gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive), env=env)
-    ((_, _, payload),) = Hook.posts
+    ((_, _, payload),) = http_receiver.posts
     assert "FAILED runpod" in payload["text"] and "MOVE" not in payload["text"]
 
 
 @pytest.mark.parametrize("where", ["http-500", "unreachable"])
-def test_a_failed_webhook_is_reported_without_its_url(tmp_path, runpod_archive, hook, where):
+def test_a_failed_webhook_is_reported_without_its_url(tmp_path, runpod_archive, http_receiver,
+                                                      where):
     if where == "http-500":
-        Hook.status, url = 500, hook
+        http_receiver.status, url = 500, _slack_url(http_receiver)
     else:
         url = f"http://127.0.0.1:9/services/{TOKEN}"
-    env = {alerts.WEBHOOK_ENV: url, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    env = {alerts.WEBHOOK_ENV: url}
     append_captures(runpod_archive, [Capture(
         provider="runpod", url="https://www.runpod.io/pricing", body=b"",
         captured_at=dt.datetime(2026, 11, 1, 2, tzinfo=dt.UTC))])
@@ -249,15 +228,14 @@ def test_provider_text_cannot_ping_a_channel_or_hide_a_link_in_slack(monkeypatch
     assert "&lt;http://evil.example/|runpod.io&gt; &amp; &lt;@U123&gt;" in text
 
 
-def test_notify_sends_a_failed_run_to_an_apprise_json_receiver(tmp_path, runpod_archive, hook):
+def test_notify_sends_a_failed_run_to_an_apprise_json_receiver(tmp_path, runpod_archive,
+                                                               http_receiver):
     """$GPUPRICES_NOTIFY=json://127.0.0.1:PORT/…: Apprise's own JSON (title, message, type)."""
-    port = hook.split(":")[2].split("/")[0]
-    env = {notify.NOTIFY_ENV: f"json://127.0.0.1:{port}/gpuprices/{TOKEN}",
-           "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    env = {notify.NOTIFY_ENV: f"json://127.0.0.1:{http_receiver.port}/gpuprices/{TOKEN}"}
     r = gp("crawl", "--replay", "2026-10-01", "-p", "runpod", *_args(tmp_path, runpod_archive),
            env=env)  # a date without a capture: the provider fails
     assert r.returncode == 1
-    ((path, ctype, payload),) = Hook.posts
+    ((path, ctype, payload),) = http_receiver.posts
     assert path == f"/gpuprices/{TOKEN}" and ctype == "application/json"
     assert payload["type"] == "failure"
     assert payload["title"].startswith("gpuprices run ") and "1 failed" in payload["title"]
@@ -267,15 +245,15 @@ def test_notify_sends_a_failed_run_to_an_apprise_json_receiver(tmp_path, runpod_
         assert "S3cr3t" not in where
 
 
-def test_several_apprise_urls_each_receive_the_message(hook, monkeypatch):
-    port = hook.split(":")[2].split("/")[0]
+def test_several_apprise_urls_each_receive_the_message(http_receiver, monkeypatch):
+    port = http_receiver.port
     monkeypatch.setenv(notify.NOTIFY_ENV,
                        f"json://127.0.0.1:{port}/one, json://127.0.0.1:{port}/two")
     monkeypatch.delenv(notify.WEBHOOK_ENV, raising=False)
     assert [t.url for t in notify.targets()] == [f"json://127.0.0.1:{port}/one",
                                                  f"json://127.0.0.1:{port}/two"]
     assert notify.send("t", "b") is None
-    assert sorted(p for p, _, _ in Hook.posts) == ["/one", "/two"]
+    assert sorted(p.path for p in http_receiver.posts) == ["/one", "/two"]
 
 
 def test_every_channel_example_of_the_readme_is_an_apprise_url_apprise_takes():
