@@ -376,25 +376,33 @@ def test_the_report_currency_is_the_commands_default(settings, monkeypatch):
     monkeypatch.setenv(CURRENCY_ENV, "EUR")
     md = make_report(settings, "2026-W40").with_name("report.md").read_text()
     assert "Prices in EUR per hour" in md
+
+
+@pytest.mark.parametrize(("week", "currency", "env_currency"), [
+    ("2026-W39", "usd", None),  # a currency code in any case
+    ("2026-W40", "USD", "EUR"),  # --currency over $GPUPRICES_CURRENCY
+])
+def test_cli_report_command(settings, monkeypatch, week, currency, env_currency):
+    from gpuprices.flows.config import CURRENCY_ENV
+    if env_currency:
+        monkeypatch.setenv(CURRENCY_ENV, env_currency)
+    else:
+        monkeypatch.delenv(CURRENCY_ENV, raising=False)
     app = typer.Typer()
     register(app)
-    r = CliRunner().invoke(app, ["report", "--week", "2026-W40", "--currency", "USD",
+    r = CliRunner().invoke(app, ["report", "--week", week, "--currency", currency,
                                  "--data-dir", str(settings.data_dir),
                                  "--archive", str(settings.archive_root)])
     assert r.exit_code == 0, r.output
-    md = (settings.reports_dir / "2026-W40" / "report.md").read_text()
-    assert "Prices in USD per hour" in md  # --currency over the environment
-
-
-def test_cli_report_command(settings):
-    app = typer.Typer()
-    register(app)
-    r = CliRunner().invoke(app, ["report", "--week", "2026-W39", "--currency", "usd",
-                                 "--data-dir", str(settings.data_dir),
-                                 "--archive", str(settings.archive_root)])
-    assert r.exit_code == 0, r.output
-    assert (settings.reports_dir / "2026-W39" / "report.html").exists()
     assert "221702 ECB rates" in r.output
+    folder = settings.reports_dir / week
+    assert (folder / "report.html").exists()
+    assert "Prices in USD per hour" in (folder / "report.md").read_text()
+
+
+def test_cli_report_refuses_a_bad_week_or_an_unknown_currency(settings):
+    app = typer.Typer()
+    register(app)
     bad = CliRunner().invoke(app, ["report", "--week", "39",
                                    "--data-dir", str(settings.data_dir)])
     assert bad.exit_code == 2
