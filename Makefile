@@ -50,7 +50,7 @@ chromium:
 run: setup
 	$(BIN)/gpuprices nightly --replay all
 	$(BIN)/gpuprices sql "select gpu_model, provider, sku, region, round(price_per_gpu_hour_usd, 4) as usd_per_gpu_hour, round(price_per_gpu_hour_eur, 4) as eur_per_gpu_hour, snapshot_date, age_days from cheapest_now where pricing_model = 'on_demand' order by usd_per_gpu_hour"
-	@echo "Stale providers: latest snapshot older than the age limit, left out of the table above:"
+	@echo "Stale providers (the stale ones of the coverage line printed first): latest snapshot older than the age limit, left out of the table above:"
 	$(BIN)/gpuprices sql "select * from stale_providers"
 	$(BIN)/gpuprices report
 

@@ -17,6 +17,7 @@ import duckdb
 
 from gpuprices.reports import index_section, rent_or_own, sections
 from gpuprices.reports.bench_plan import plan_appendix
+from gpuprices.reports.coverage import coverage
 from gpuprices.reports.tables import Table
 from gpuprices.reports.weeks import iso_week, week_bounds
 from gpuprices.reports.workloads import choices_table, rank_for_report, workload_sections
@@ -53,6 +54,8 @@ class Report:
     picks: list[str] = field(default_factory=list)
     index: Table | None = None  # the price index per headline GPU model (docs/index.md)
     index_series: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # First line of the report: how many providers the figures cover (reports/coverage.py).
+    coverage: str = ""
 
     def tables(self) -> list[Table]:
         out = [self.headline] if self.headline else []
@@ -104,6 +107,7 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
                                              max_age_days, discounts,
                                              rep.generated_at.date())
     rep.notes += notes
+    rep.coverage = coverage(con, end, max_age_days).line()
     rep.picks = [one_line(w["name"], w["rows"], currency) for w in rep.workloads]
     rep.rent_own = rent_or_own.section(con, end, currency, max_age_days,
                                        discounts=discounts, today=rep.generated_at.date())
@@ -112,7 +116,7 @@ def build_report(con: duckdb.DuckDBPyConnection, week: str | None = None,
     rep.trend, rep.trend_ends = sections.trend(con, end, currency, max_age_days)
     rep.history = sections.history(con, end, currency)
     rep.index, rep.index_series = index_section.section(con, end)
-    rep.changes = sections.changes(con, start, end, currency)
+    rep.changes = sections.changes(con, start, end, currency, max_age_days)
     rep.health = sections.health(con, start, end, max_age_days)
     if rep.workloads:
         rep.headline = choices_table(rep.workloads)

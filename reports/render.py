@@ -70,6 +70,7 @@ def _md_table(t: Table, limit: int | None = None) -> str:
 
 def render_markdown(rep: Report) -> str:
     out = [f"# GPU prices — week {rep.week} ({rep.start} – {rep.end})", "",
+           f"**{_md_cell(rep.coverage, 'text')}**", "",
            f"Prices in {rep.currency} per hour at the ECB rate of each snapshot date. "
            f"\"Now\" is each provider's latest snapshot on or before {rep.end} if it is at most "
            f"{rep.max_age_days} days old; figures use firm prices only. "

@@ -145,11 +145,46 @@ def history(con: duckdb.DuckDBPyConnection, end: dt.date, currency: str) -> Tabl
                   Column("providers", "from providers")], _joined_providers(rows))
 
 
-def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, currency: str
-            ) -> list[Table]:
-    """The week's price changes, appeared and disappeared offers, announced prices."""
-    rows = view_rows(con, "SELECT * FROM price_changes_between(?::DATE, ?::DATE, ?)",
-                     start, end, currency)
+def _too_far_apart(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date,
+                   max_age: int) -> tuple[str, str]:
+    """What the week's change tables leave out: price differences against a snapshot more than
+    `max_age` days older, and the providers whose offers were not compared (snapshots too far
+    apart, or a partial capture on one side): two sentences, each '' when there is nothing."""
+    diffs = view_rows(con, "SELECT provider, min(old_date) AS since, count(*) AS n "
+                           "FROM price_changes WHERE new_date BETWEEN ?::DATE AND ?::DATE "
+                           "AND gap_days > ? GROUP BY provider ORDER BY provider",
+                      start, end, max_age)
+    pairs = view_rows(con, "SELECT * FROM week_snapshot_pairs(?::DATE, ?::DATE, "
+                           "max_age_days := ?) WHERE NOT comparable ORDER BY provider",
+                      start, end, max_age)
+    price = (f"Not counted (against a snapshot more than {max_age} days older, the age limit: "
+             "not a change of this week; the view price_changes lists them): " + "; ".join(
+                 f"{r['provider']} {r['n']} price differences, against prices as old as "
+                 f"{r['since']}" for r in diffs) + ".") if diffs else ""
+    turnover = ("Not compared: " + "; ".join(
+        f"{r['provider']} ({r['new_date']} against {r['old_date']}, {r['gap_days']} days apart)"
+        for r in pairs) + f": snapshots more than {max_age} days apart (the age limit) make no "
+        "offer appear or disappear.") if pairs else ""
+    partial = view_rows(con, "SELECT * FROM week_snapshot_pairs(?::DATE, ?::DATE, "
+                             "max_age_days := ?) WHERE comparable AND (old_partial IS NOT NULL "
+                             "OR new_partial IS NOT NULL) ORDER BY provider", start, end, max_age)
+    if partial:
+        turnover = " ".join(t for t in (turnover, "Partial captures (offers absent from them "
+            "were not read: none appears or disappears against them): " + "; ".join(
+                f"{r['provider']} {day} ({why})" for r in partial
+                for day, why in ((r["old_date"], r["old_partial"]),
+                                 (r["new_date"], r["new_partial"])) if why) + ".") if t)
+    return price, turnover
+
+
+def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, currency: str,
+            max_age: int) -> list[Table]:
+    """The week's price changes, appeared and disappeared offers, pricing added to or withdrawn
+    from machines listed on both days (between snapshots at most `max_age` days apart: older
+    ones are named in the tables' notes, never counted), announced prices."""
+    rows = view_rows(con, "SELECT * FROM price_changes_between(?::DATE, ?::DATE, ?, "
+                          "max_age_days := ?)", start, end, currency, max_age)
+    price_note, turnover_note = _too_far_apart(con, start, end, max_age)
     changed = Table("price_changes_week", "Biggest price changes this week", [
         Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
         Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
@@ -157,26 +192,37 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
         Column("old_gpu_hour", f"old /GPU-h {currency}", "money"),
         Column("new_gpu_hour", f"new /GPU-h {currency}", "money"),
         Column("pct_change", "change", "pct"),
-    ], rows, total=len(rows))
-    appeared, gone = [], []
-    for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE)",
-                       start, end):
+    ], rows, total=len(rows), note=price_note)
+    appeared, gone, pricing = [], [], []
+    for r in view_rows(con, "SELECT * EXCLUDE (offer_id) FROM offer_turnover(?::DATE, ?::DATE, "
+                            "max_age_days := ?)", start, end, max_age):
         change, day = r.pop("change"), r.pop("listed_on")
         r["age_days"] = (end - day).days
         if change == "appeared":
             appeared.append(dict(r, since=day))
-        else:
+        elif change == "disappeared":
             gone.append(dict(r, last_seen=day))
+        else:  # a price column added to or dropped from a machine listed on both days
+            pricing.append(dict(r, change=change.replace("_", " "), listed_on=day))
     cols = [Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
             Column("gpu_model", "GPU"), Column("pricing_model", "pricing"),
             Column("price_per_hour", "price/h", "money"), Column("currency", "currency")]
     age = [Column("age_days", "age (days)", "int")]
     appeared_t = Table("offers_appeared", "Offers that appeared this week",
                        cols[:1] + [Column("since", "first seen")] + age + cols[1:], appeared,
-                       total=len(appeared))
+                       total=len(appeared), note=turnover_note)
     gone_t = Table("offers_disappeared", "Offers that disappeared this week",
                    cols[:1] + [Column("last_seen", "last seen")] + age + cols[1:], gone,
-                   total=len(gone))
+                   total=len(gone), note=turnover_note)
+    pricing_t = Table("pricing_added_or_withdrawn",
+                      "New or withdrawn pricing of offers listed before and after", [
+                          Column("change", "change"), *cols[:1],
+                          Column("listed_on", "listed on"), *age, *cols[1:]],
+                      pricing, total=len(pricing),
+                      note="The same machine (SKU, region, GPU and count) was listed on both "
+                           "days; only a way to pay for it (pricing model, term, variant, "
+                           "currency or announced price) came or went: not a new or withdrawn "
+                           "offer." + (f" {turnover_note}" if turnover_note else ""))
     ann = view_rows(con, "SELECT * FROM announced_prices(?::DATE, ?)", end, currency)
     ann_t = Table("announced_prices", "Announced future prices", [
         Column("provider", "provider"), Column("sku", "sku"), Column("region", "region"),
@@ -187,7 +233,7 @@ def changes(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, curren
         Column("gpu_hour", f"/GPU-h {currency}", "money"),
     ], ann, total=len(ann), note="Not in force yet: never part of a lowest, spread, trend or "
                                  "cheapest figure.")
-    return [changed, appeared_t, gone_t, ann_t]
+    return [changed, appeared_t, gone_t, pricing_t, ann_t]
 
 
 def health(con: duckdb.DuckDBPyConnection, start: dt.date, end: dt.date, max_age: int

@@ -37,6 +37,9 @@ H_PROVIDER = "X-Gpuprices-Provider"
 H_SHA256 = "X-Gpuprices-Payload-SHA256"
 H_ORIGIN = "X-Gpuprices-Origin"
 H_RENDERED = "X-Gpuprices-Rendered"
+# A capture that holds only part of what its source listed (a hand-trimmed excerpt, one page of
+# several, a diff), with what is missing: offers absent from it were not read, not withdrawn.
+H_PARTIAL = "X-Gpuprices-Partial"
 
 # The largest decoded body read, whatever its path into the pipeline (a live fetch, an import, a
 # replayed record): 50 MiB, 25x the largest real page bundled (the AWS EC2 offer file of one
@@ -67,6 +70,8 @@ class Capture:
     request_body: bytes | None = None
     origin: str | None = None  # where an imported capture came from (SOURCES line)
     rendered: bool = False  # body is a DOM rendered by a browser, not the bytes served
+    # Why the body holds only part of what the source listed (H_PARTIAL), else None.
+    partial: str | None = None
     sha256: str = ""
     # Why the archived record cannot be trusted (cut short, a digest that does not match, a
     # body over MAX_BODY_BYTES or in an encoding that cannot be decoded), else None. A damaged
@@ -142,6 +147,8 @@ def _write_records(writer: WARCWriter, cap: Capture) -> None:
         warc_headers[H_ORIGIN] = cap.origin
     if cap.rendered:
         warc_headers[H_RENDERED] = "true"
+    if cap.partial:
+        warc_headers[H_PARTIAL] = cap.partial
     resp = writer.create_warc_record(
         cap.url,
         "response",
@@ -287,6 +294,7 @@ def read_archive(path: Path, limit_for: Callable[[str], int] | None = None) -> A
                         headers=list(http.headers) if http else [],
                         origin=rec.rec_headers.get_header(H_ORIGIN),
                         rendered=rec.rec_headers.get_header(H_RENDERED) == "true",
+                        partial=rec.rec_headers.get_header(H_PARTIAL) or None,
                         sha256=sha,
                         damaged=damaged,
                     )

@@ -16,7 +16,9 @@ from gpuprices.warehouse.contract import PROVIDERS
 # What may name an archive file: the offer providers and the ECB rates archived beside them.
 ARCHIVE_NAMES = (*PROVIDERS, ecb.PROVIDER)
 
-MANIFEST_FIELDS = ("file", "provider", "url", "captured_at", "method", "origin")
+# `partial` (optional): what the file leaves out of what its source listed (a hand-trimmed
+# excerpt, one page of several, a diff); archived as the capture's X-Gpuprices-Partial.
+MANIFEST_FIELDS = ("file", "provider", "url", "captured_at", "method", "origin", "partial")
 _TYPES = {".json": "application/json", ".html": "text/html; charset=utf-8",
           ".htm": "text/html; charset=utf-8", ".csv": "text/csv", ".xml": "application/xml"}
 
@@ -38,7 +40,8 @@ def parse_timestamp(text: str) -> dt.datetime:
 def import_capture(archive_root: Path, file: Path, provider: str, url: str,
                    captured_at: dt.datetime, method: str = "GET",
                    request_body: bytes | None = None, origin: str | None = None,
-                   content_type: str | None = None) -> tuple[Path, bool]:
+                   content_type: str | None = None, partial: str | None = None
+                   ) -> tuple[Path, bool]:
     """Archive one file as a capture. Returns (archive file, whether it was added): the same
     bytes of the same URL at the same time are not archived twice. The provider must be a known
     id: it names the archive file, so anything else could write outside the archive."""
@@ -62,7 +65,7 @@ def import_capture(archive_root: Path, file: Path, provider: str, url: str,
     append_captures(archive_root, [Capture(
         provider=provider, url=url, body=body, captured_at=captured_at,
         headers=[("Content-Type", ctype)], method=method.upper(), request_body=request_body,
-        origin=origin, sha256=sha)])
+        origin=origin, sha256=sha, partial=partial)])
     return path, True
 
 
@@ -93,6 +96,7 @@ def import_manifest(archive_root: Path, manifest: Path, base: Path | None = None
             archive_root, base / row["file"], row["provider"], row["url"],
             parse_timestamp(row["captured_at"]), method=row.get("method") or "GET",
             request_body=body.encode() if body else None, origin=row.get("origin") or None,
+            partial=row.get("partial") or None,
         ))
     return done
 

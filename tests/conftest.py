@@ -1,8 +1,12 @@
 import csv
+import json
 import os
 import shutil
 import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -85,7 +89,8 @@ def runpod_archive(tmp_path) -> Path:
     root = tmp_path / "snapshots"
     for r in manifest_rows("runpod"):
         import_capture(root, ROOT / r["file"], "runpod", r["url"],
-                       parse_timestamp(r["captured_at"]), method=r["method"], origin=r["origin"])
+                       parse_timestamp(r["captured_at"]), method=r["method"], origin=r["origin"],
+                       partial=r["partial"] or None)
     return root
 
 
@@ -99,7 +104,7 @@ def manifest_archive(tmp_path):
             for r in manifest_rows(p):
                 import_capture(root, ROOT / r["file"], p, r["url"],
                                parse_timestamp(r["captured_at"]), method=r["method"],
-                               origin=r["origin"])
+                               origin=r["origin"], partial=r["partial"] or None)
         return root
 
     return build
@@ -123,6 +128,55 @@ def to_old_layout(con, *, without: tuple[str, ...] = ()) -> None:
 # The week of the issue "Answers a buyer can act on": its last day, and the bundled snapshots
 # each provider had by then.
 W41_END = "2026-10-11"
+
+
+class Post(NamedTuple):
+    """One request an HTTPReceiver took: its path, Content-Type and JSON body."""
+    path: str
+    content_type: str | None
+    body: dict
+
+
+class HTTPReceiver:
+    """A local HTTP server that records every JSON POST and answers `status` (200 until a test
+    sets another): the alert channels' far end (a Slack-compatible webhook, Apprise's json://)."""
+
+    def __init__(self) -> None:
+        self.posts: list[Post] = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.posts.append(
+                    Post(self.path, self.headers.get("Content-Type"), json.loads(body)))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+        self._srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self._srv.server_address[1]
+        threading.Thread(target=self._srv.serve_forever, daemon=True).start()
+
+    def shutdown(self) -> None:
+        self._srv.shutdown()
+        self._srv.server_close()
+
+
+@pytest.fixture
+def http_receiver(monkeypatch):
+    """An HTTPReceiver on 127.0.0.1, reached without a proxy (NO_PROXY set for this test and the
+    programs it starts)."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+    receiver = HTTPReceiver()
+    yield receiver
+    receiver.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -5,8 +5,6 @@ webhook (the old variable) and for Apprise's json:// receiver ($GPUPRICES_NOTIFY
 import datetime as dt
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import apprise
@@ -26,29 +24,10 @@ TOKEN = "T0SECRET/B0SECRET/xoxbS3cr3tT0k3n"
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
 
 
-class Hook(BaseHTTPRequestHandler):
-    posts: list = []
-    status = 200
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        Hook.posts.append((self.path, self.headers.get("Content-Type"), json.loads(body)))
-        self.send_response(Hook.status)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-
-@pytest.fixture
-def hook():
-    Hook.posts, Hook.status = [], 200
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}/services/{TOKEN}"
-    srv.shutdown()
+def _slack_url(rx) -> str:
+    """The local receiver (conftest's http_receiver) under a Slack webhook's path: the token in
+    it is the credential that must never show."""
+    return f"http://127.0.0.1:{rx.port}/services/{TOKEN}"
 
 
 @pytest.fixture
@@ -77,8 +56,8 @@ def _args(tmp_path, archive):
 
 
 def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
-        tmp_path, eventful_archive, hook):
-    env = {alerts.WEBHOOK_ENV: hook, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+        tmp_path, eventful_archive, http_receiver):
+    env = {alerts.WEBHOOK_ENV: _slack_url(http_receiver)}
     r = gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive),
            env=env)
     assert r.returncode == 1  # the night without prices failed
@@ -87,18 +66,24 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     text = summary.read_text()
     for part in ("## Providers", "| runpod | 2026-09-30 | ok |", "## Failures",
                  "## Quarantined rows", "## Unmapped GPU names", "## Largest price moves",
-                 # the failure and six moves of 20 % or more: B200 +30 %, H100 PCIe +20.9 %, and
-                 # four H100 prices of the 2023 page against the 2025 page, one offer each
-                 # since the page's names map to the API's GPU ids; and the day whose unmapped
-                 # GPU name was quarantined
-                 "Alerts: 8 alerts sent."):
+                 # Three alerts: the failure; one move of 20 % or more, B200 +30 % against the
+                 # day before; and the day whose unmapped GPU name was quarantined. Without
+                 # the age limit five more would be sent (main's count was 8): H100 PCIe
+                 # +20.9 % is the 2026-08-25 answer against 2026-08-10 (15 days), and four
+                 # H100 prices are the 2025 page against the 2023 page (two years), both over
+                 # the 14-day limit: differences, not moves of the night, counted apart and
+                 # never sent. The quarantined rows are sent whatever the gap: held rows are
+                 # news on the day they were held.
+                 "Alerts: 3 alerts sent.",
+                 "Not counted as moves (against a snapshot more than 14 days older, the age "
+                 "limit): runpod "):
         assert part in text, part
     # The failed night: stale, still serving its last good snapshot, with its age.
     assert "| runpod | 2026-11-01 | stale (failed; serving 2026-09-30, 32 days old) |" in text
     assert "B200" in text and "+30.0 %" in text
     # The old variable still posts Slack's {"text": ...} to its URL (Apprise's json:// plugin
     # with its fields renamed): the title first, then one line per alert.
-    ((path, ctype, payload),) = Hook.posts
+    ((path, ctype, payload),) = http_receiver.posts
     assert path == f"/services/{TOKEN}" and ctype == "application/json"
     assert set(payload) == {"text"}
     texts = payload["text"].splitlines()
@@ -106,28 +91,32 @@ def test_every_run_writes_a_summary_and_posts_alerts_without_leaking_the_url(
     stale = "FAILED runpod 2026-11-01 (stale: serving 2026-09-30"
     assert any(t.startswith(stale) for t in texts)
     assert any(t.startswith("MOVE runpod NVIDIA B200") and "+30.0 %" in t for t in texts)
+    assert not [t for t in texts if t.startswith("MOVE") and "B200" not in t]
     assert any(t.startswith("QUARANTINED runpod 2026-09-30: ") and "unmapped" in t
                for t in texts)
+    assert len([t for t in texts[1:] if t]) == 3  # after the title, one line per alert
+    assert "against prices as old as 2023-09-29" in text
     for where in (r.stdout, r.stderr, text, json.dumps(payload)):
         assert "S3cr3t" not in where and "SECRET" not in where
 
 
-def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, hook):
-    # 60: above the largest move of the archive (H100 PCIe community -50.1 %, 2023 -> 2025)
-    env = {alerts.WEBHOOK_ENV: hook, alerts.MOVE_PCT_ENV: "60", "no_proxy": "127.0.0.1",
-           "NO_PROXY": "127.0.0.1"}
+def test_the_move_threshold_is_configurable(tmp_path, eventful_archive, http_receiver):
+    # 31: above the one move within the age limit (B200 +30 %, a day apart); the larger
+    # differences against the 2023 page (H100 PCIe community -50.1 %) are no moves at all
+    env = {alerts.WEBHOOK_ENV: _slack_url(http_receiver), alerts.MOVE_PCT_ENV: "31"}
     gp("crawl", "--replay", "all", "-p", "runpod", *_args(tmp_path, eventful_archive), env=env)
-    ((_, _, payload),) = Hook.posts
+    ((_, _, payload),) = http_receiver.posts
     assert "FAILED runpod" in payload["text"] and "MOVE" not in payload["text"]
 
 
 @pytest.mark.parametrize("where", ["http-500", "unreachable"])
-def test_a_failed_webhook_is_reported_without_its_url(tmp_path, runpod_archive, hook, where):
+def test_a_failed_webhook_is_reported_without_its_url(tmp_path, runpod_archive, http_receiver,
+                                                      where):
     if where == "http-500":
-        Hook.status, url = 500, hook
+        http_receiver.status, url = 500, _slack_url(http_receiver)
     else:
         url = f"http://127.0.0.1:9/services/{TOKEN}"
-    env = {alerts.WEBHOOK_ENV: url, "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    env = {alerts.WEBHOOK_ENV: url}
     append_captures(runpod_archive, [Capture(
         provider="runpod", url="https://www.runpod.io/pricing", body=b"",
         captured_at=dt.datetime(2026, 11, 1, 2, tzinfo=dt.UTC))])
@@ -182,6 +171,25 @@ def test_no_webhook_no_payload_when_nothing_happened():
     assert alert.kind == "warning" and alert.lines[0].startswith("MOVE crusoe")
 
 
+def test_a_move_is_against_a_snapshot_within_the_age_limit_or_a_row_the_gates_held():
+    day = dt.date(2026, 10, 4)
+    ident = identity.from_record({"provider": "crusoe", "sku": "8xH100", "region": "us-east",
+                                  "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
+                                  "pricing_model": "on_demand", "currency": "USD"})
+    at_limit = gates.Move(ident, 1.0, 1.5, day - dt.timedelta(days=14), "USD")
+    over = gates.Move(ident, 1.0, 1.6, day - dt.timedelta(days=15), "USD")
+    held = gates.Move(ident, 1.0, 9.0, day - dt.timedelta(days=400), "USD", quarantined=True)
+    ok = DayResult(provider="crusoe", snapshot_date=day, rows=6, moves=[at_limit, over, held])
+    texts = alerts.alert_message("r", [ok], threshold_pct=20, max_age=14).lines
+    assert len(texts) == 2
+    assert "+50.0 %" in texts[1] and "+800.0 %" in texts[0] and "quarantined" in texts[0]
+    summary = alerts.render_summary("r", [ok], max_age=14)
+    assert "+60.0 %" not in summary
+    assert "crusoe 1 price differences, against prices as old as 2026-09-19" in summary
+    # Without an age limit (the warehouse cannot be read) every move counts.
+    assert "+60.0 %" in alerts.render_summary("r", [ok])
+
+
 def test_provider_text_cannot_ping_a_channel_or_hide_a_link_in_slack(monkeypatch):
     # A reply quoted into an error, a degraded reason and a SKU name, each carrying Slack's
     # control sequences: a channel ping and a link whose label hides where it goes. The alert is
@@ -220,15 +228,14 @@ def test_provider_text_cannot_ping_a_channel_or_hide_a_link_in_slack(monkeypatch
     assert "&lt;http://evil.example/|runpod.io&gt; &amp; &lt;@U123&gt;" in text
 
 
-def test_notify_sends_a_failed_run_to_an_apprise_json_receiver(tmp_path, runpod_archive, hook):
+def test_notify_sends_a_failed_run_to_an_apprise_json_receiver(tmp_path, runpod_archive,
+                                                               http_receiver):
     """$GPUPRICES_NOTIFY=json://127.0.0.1:PORT/…: Apprise's own JSON (title, message, type)."""
-    port = hook.split(":")[2].split("/")[0]
-    env = {notify.NOTIFY_ENV: f"json://127.0.0.1:{port}/gpuprices/{TOKEN}",
-           "no_proxy": "127.0.0.1", "NO_PROXY": "127.0.0.1"}
+    env = {notify.NOTIFY_ENV: f"json://127.0.0.1:{http_receiver.port}/gpuprices/{TOKEN}"}
     r = gp("crawl", "--replay", "2026-10-01", "-p", "runpod", *_args(tmp_path, runpod_archive),
            env=env)  # a date without a capture: the provider fails
     assert r.returncode == 1
-    ((path, ctype, payload),) = Hook.posts
+    ((path, ctype, payload),) = http_receiver.posts
     assert path == f"/gpuprices/{TOKEN}" and ctype == "application/json"
     assert payload["type"] == "failure"
     assert payload["title"].startswith("gpuprices run ") and "1 failed" in payload["title"]
@@ -238,15 +245,15 @@ def test_notify_sends_a_failed_run_to_an_apprise_json_receiver(tmp_path, runpod_
         assert "S3cr3t" not in where
 
 
-def test_several_apprise_urls_each_receive_the_message(hook, monkeypatch):
-    port = hook.split(":")[2].split("/")[0]
+def test_several_apprise_urls_each_receive_the_message(http_receiver, monkeypatch):
+    port = http_receiver.port
     monkeypatch.setenv(notify.NOTIFY_ENV,
                        f"json://127.0.0.1:{port}/one, json://127.0.0.1:{port}/two")
     monkeypatch.delenv(notify.WEBHOOK_ENV, raising=False)
     assert [t.url for t in notify.targets()] == [f"json://127.0.0.1:{port}/one",
                                                  f"json://127.0.0.1:{port}/two"]
     assert notify.send("t", "b") is None
-    assert sorted(p for p, _, _ in Hook.posts) == ["/one", "/two"]
+    assert sorted(p.path for p in http_receiver.posts) == ["/one", "/two"]
 
 
 def test_every_channel_example_of_the_readme_is_an_apprise_url_apprise_takes():

@@ -38,6 +38,13 @@ def test_replay_then_sql(dirs):
     assert "runpod" in r.stdout and "ok" in r.stdout
     # Not a terminal: one progress line per provider and step, with counts.
     assert "replayed runpod: 5 days" in r.stderr and "loaded   runpod: 5 days" in r.stderr
+    # The summary opens with the coverage: Runpod alone was read (fresh on its own last day),
+    # every other provider the registry declares never was.
+    from gpuprices.spiders import registry
+    first = r.stdout.split("run summary: ", 1)[1].splitlines()[1]
+    assert first.startswith(f"Figures cover 1 of {len(registry.ids())} providers (latest "
+                            "snapshot on or before 2026-09-29 at most 14 days old); 0 stale")
+    assert first.endswith(f"; {len(registry.ids()) - 1} never read."), first
     r = gp("sql", "select count(distinct day) as days from cheapest_daily", *dirs[:2])
     assert r.returncode == 0 and r.stdout.splitlines() == ["days", "----", "5"]
 
@@ -87,6 +94,13 @@ def test_nightly_prefect_flow_replays_and_reports(dirs):
     assert r.returncode == 0, r.stderr[-2000:]
     assert "runpod" in r.stdout and "2026-09-29" in r.stdout
     assert "replayed runpod: 5 days" in r.stderr and "loaded   runpod: 5 days" in r.stderr
+    # The summary opens with the coverage: Runpod alone was read (fresh on its own last day),
+    # every other provider the registry declares never was.
+    from gpuprices.spiders import registry
+    first = r.stdout.split("run summary: ", 1)[1].splitlines()[1]
+    assert first.startswith(f"Figures cover 1 of {len(registry.ids())} providers (latest "
+                            "snapshot on or before 2026-09-29 at most 14 days old); 0 stale")
+    assert first.endswith(f"; {len(registry.ids()) - 1} never read."), first
 
 
 def test_backfill_imports_real_history_once(tmp_path):

@@ -134,3 +134,39 @@ def test_a_move_against_the_day_before_is_reported_once_per_day(settings):
     assert res.status == "ok" and res.moves
     assert len({m.ident for m in res.moves}) == len(res.moves)
     assert {(m.old, m.new) for m in res.moves} == {(old_cents / 100, new_cents / 100)}
+
+
+def _without(**where) -> bytes:
+    """The real answer less the options matching `where` (gpuType, region, gpuCount)."""
+    doc = [o for o in json.loads(BODY)
+           if not all(o.get(k) == v for k, v in where.items())]
+    return json.dumps(doc).encode()
+
+
+def test_the_week_compares_the_days_latest_snapshot_and_its_partial_mark(settings):
+    """Week over week reads each day's latest snapshot, and only its partial mark counts: the day
+    before is the real answer; the day's first crawl an excerpt of the H100 listings marked
+    partial (every H200 left out), its second the answer without its one 8x H200 listing
+    (withdrawn, not marked). The 8x H200 disappeared; the excerpt's gap is no disappearance and
+    does not hide the withdrawal. The excerpt's mark survives Hyperbolic's market statistics
+    (the postprocess that rebuilds its rows)."""
+    before = FIRST - dt.timedelta(days=1)
+    excerpt = _capture(_without(gpuType="h200"), FIRST)
+    excerpt.partial = "H100 listings only (test excerpt)"
+    append_captures(settings.archive_root, [
+        _capture(BODY, before), excerpt,
+        _capture(_without(gpuType="h200", gpuCount=8), SECOND)])
+    for day in (before.date(), DAY):
+        results = pipeline.replay(settings, "hyperbolic", day.isoformat())
+        assert [r.status for r in results] == ["ok"], [r.errors for r in results]
+        loading.load(settings, results, f"run-{day}")
+
+    week = (DAY, DAY + dt.timedelta(days=6))
+    assert _q(settings, "SELECT snapshot_date, snapshot_at, partial FROM partial_snapshots "
+                        "WHERE provider = 'hyperbolic'") == [(DAY, FIRST, excerpt.partial)]
+    assert _q(settings, "SELECT old_date, new_date, new_at, comparable, old_partial, new_partial "
+                        "FROM week_snapshot_pairs(?, ?) WHERE provider = 'hyperbolic'", *week
+              ) == [(before.date(), DAY, SECOND, True, None, None)]
+    turnover = _q(settings, "SELECT DISTINCT change, sku FROM offer_turnover(?, ?) "
+                            "WHERE provider = 'hyperbolic'", *week)
+    assert turnover == [("disappeared", "h200 sxm5/8x")], turnover

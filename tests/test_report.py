@@ -38,7 +38,7 @@ def settings(tmp_path_factory) -> Settings:
         if r["provider"] in ("runpod", "ecb"):
             import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
                            parse_timestamp(r["captured_at"]), method=r["method"],
-                           origin=r["origin"])
+                           origin=r["origin"], partial=r["partial"] or None)
     append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
     append_captures(s.archive_root,
                     captures_from_azure_history(FIXTURES / "history" / "azure"))
@@ -99,6 +99,28 @@ def test_prices_now_converted_at_their_snapshot_rate(rep):
     # listed as stale, not in the spread.
     assert spread["n_providers"] == 1 and spread["oldest"] == dt.date(2026, 9, 29)
     assert {r["provider"] for r in rep.stale.rows} == {"gcp", "azure"}
+
+
+def test_the_report_opens_with_its_coverage(rep, con):
+    """The counts of the first line, derived here from the snapshots loaded: fresh within the
+    age limit at the week's end, stale, and the registry's providers never read."""
+    from gpuprices.spiders import registry
+    last = dict(con.execute("SELECT provider, max(snapshot_date) FROM provider_snapshots "
+                            "WHERE snapshot_date <= ? GROUP BY provider", [rep.end]).fetchall())
+    fresh = [p for p, d in last.items() if (rep.end - d).days <= rep.max_age_days]
+    stale = [p for p in last if p not in fresh]
+    never = set(registry.ids()) - set(last)
+    assert fresh and stale and never  # runpod; gcp and azure; the providers not in the fixture
+    line = (f"Figures cover {len(fresh)} of {len(last) + len(never)} providers (latest "
+            f"snapshot on or before {rep.end} at most {rep.max_age_days} days old); "
+            f"{len(stale)} stale, listed below; {len(never)} never read.")
+    assert rep.coverage == line
+    # The stale providers are the ones the Stale offers table lists below it.
+    assert {r["provider"] for r in rep.stale.rows} == set(stale)
+    md = render.render_markdown(rep)
+    assert md.splitlines()[2] == f"**{line}**"
+    html = render.render_html(rep)
+    assert html.index(line) < html.index("<nav>")
 
 
 def test_usd_report_uses_usd_prices_unchanged(con):
@@ -229,27 +251,62 @@ def test_failures_this_week_are_counted(settings, tmp_path):
     assert "HTTP 503" in runpod["last_error"]
 
 
-def test_changes_match_the_views(con):
-    """GCP's 2026-07-30 snapshot (week 31) changed prices against 2026-01-22."""
+def test_changes_leave_out_snapshots_further_apart_than_the_age_limit(con):
+    """Week 31: GCP's 2026-07-30 snapshot against its 2026-01-22 one, 189 days apart. Their
+    price differences are half a year's, not the week's: no change, no offer appeared or
+    disappeared, and the tables' notes say what was left out and why."""
     rep = build.build_report(con, "2026-W31", "EUR", ())
+    changed, appeared, gone = rep.changes[:3]
+    assert changed.rows == appeared.rows == gone.rows == []
+    (n,) = con.execute("SELECT count(*) FROM price_changes WHERE provider = 'gcp' "
+                       "AND new_date = DATE '2026-07-30'").fetchone()
+    assert n > 0
+    assert f"gcp {n} price differences, against prices as old as 2026-01-22" in changed.note
+    gap = (dt.date(2026, 7, 30) - dt.date(2026, 1, 22)).days
+    assert f"gcp (2026-07-30 against 2026-01-22, {gap} days apart)" in appeared.note
+    assert appeared.note == gone.note
+
+
+def test_changes_match_the_views_within_the_age_limit(con):
+    """Week 35: Runpod's 2026-08-25 API answer against its 2026-08-10 page, 15 days apart: one
+    day over the default limit (nothing counted), within a limit of 15 (every change counted)."""
+    gap = (dt.date(2026, 8, 25) - dt.date(2026, 8, 10)).days
+    strict = build.build_report(con, "2026-W35", "EUR", (), max_age_days=gap - 1)
+    assert strict.changes[0].rows == strict.changes[1].rows == strict.changes[2].rows == []
+    assert f"runpod ({dt.date(2026, 8, 25)} against 2026-08-10, {gap} days apart)" in \
+        strict.changes[1].note
+    rep = build.build_report(con, "2026-W35", "EUR", (), max_age_days=gap)
     changes = rep.changes[0].rows
-    expected = con.execute("SELECT count(*) FROM price_changes WHERE new_date BETWEEN "
-                           "DATE '2026-07-27' AND DATE '2026-08-02'").fetchone()[0]
+    week = "new_date BETWEEN DATE '2026-08-24' AND DATE '2026-08-30'"
+    expected = con.execute(f"SELECT count(*) FROM price_changes WHERE {week} "  # noqa: S608
+                           "AND gap_days <= ?", [gap]).fetchone()[0]
     assert len(changes) == expected > 0
     pcts = [abs(r["pct_change"]) for r in changes]
     assert pcts == sorted(pcts, reverse=True)
-    assert all(r["old_date"] == dt.date(2026, 1, 22) for r in changes if r["provider"] == "gcp")
-    # appeared / disappeared: the identities of 2026-07-30 against 2026-01-22.
+    assert {(r["provider"], r["old_date"]) for r in changes} == {("runpod", dt.date(2026, 8, 10))}
+    # The one offer last seen on the 2023 page is a difference over three years: named, not
+    # counted.
+    (older,) = con.execute(f"SELECT count(*) FROM price_changes WHERE {week} "  # noqa: S608
+                           "AND old_date = DATE '2023-09-29'").fetchone()
+    assert older == 1
+    assert "runpod 1 price differences, against prices as old as 2023-09-29" in \
+        rep.changes[0].note
     new_ids = {r[0] for r in con.execute(
-        "SELECT offer_id FROM offer_observations WHERE provider = 'gcp' "
-        "AND snapshot_date = DATE '2026-07-30'").fetchall()}
+        "SELECT offer_id FROM offer_observations WHERE provider = 'runpod' "
+        "AND snapshot_date = DATE '2026-08-25'").fetchall()}
     old_ids = {r[0] for r in con.execute(
-        "SELECT offer_id FROM offer_observations WHERE provider = 'gcp' "
-        "AND snapshot_date = DATE '2026-01-22'").fetchall()}
-    appeared = [r for r in rep.changes[1].rows if r["provider"] == "gcp"]
-    gone = [r for r in rep.changes[2].rows if r["provider"] == "gcp"]
-    assert len(appeared) == len(new_ids - old_ids) > 0
-    assert len(gone) == len(old_ids - new_ids)
+        "SELECT offer_id FROM offer_observations WHERE provider = 'runpod' "
+        "AND snapshot_date = DATE '2026-08-10'").fetchall()}
+    # The 2026-08-25 answer is a trimmed recording (9 GPU types), marked partial: the offers
+    # of 2026-08-10 it does not list were not read, not withdrawn. What it lists and the full
+    # page of 2026-08-10 did not is new (appeared, or a new price of a listed machine).
+    assert old_ids - new_ids
+    assert rep.changes[2].rows == []
+    added = rep.changes[1].rows + [r for r in rep.changes[3].rows
+                                   if r["change"] == "new pricing"]
+    assert len(added) == len(new_ids - old_ids) > 0
+    assert not [r for r in rep.changes[3].rows if r["change"] == "pricing withdrawn"]
+    assert "runpod 2026-08-25 (trimmed recording" in rep.changes[2].note
 
 
 def test_trend_and_history(rep):
@@ -319,25 +376,33 @@ def test_the_report_currency_is_the_commands_default(settings, monkeypatch):
     monkeypatch.setenv(CURRENCY_ENV, "EUR")
     md = make_report(settings, "2026-W40").with_name("report.md").read_text()
     assert "Prices in EUR per hour" in md
+
+
+@pytest.mark.parametrize(("week", "currency", "env_currency"), [
+    ("2026-W39", "usd", None),  # a currency code in any case
+    ("2026-W40", "USD", "EUR"),  # --currency over $GPUPRICES_CURRENCY
+])
+def test_cli_report_command(settings, monkeypatch, week, currency, env_currency):
+    from gpuprices.flows.config import CURRENCY_ENV
+    if env_currency:
+        monkeypatch.setenv(CURRENCY_ENV, env_currency)
+    else:
+        monkeypatch.delenv(CURRENCY_ENV, raising=False)
     app = typer.Typer()
     register(app)
-    r = CliRunner().invoke(app, ["report", "--week", "2026-W40", "--currency", "USD",
+    r = CliRunner().invoke(app, ["report", "--week", week, "--currency", currency,
                                  "--data-dir", str(settings.data_dir),
                                  "--archive", str(settings.archive_root)])
     assert r.exit_code == 0, r.output
-    md = (settings.reports_dir / "2026-W40" / "report.md").read_text()
-    assert "Prices in USD per hour" in md  # --currency over the environment
-
-
-def test_cli_report_command(settings):
-    app = typer.Typer()
-    register(app)
-    r = CliRunner().invoke(app, ["report", "--week", "2026-W39", "--currency", "usd",
-                                 "--data-dir", str(settings.data_dir),
-                                 "--archive", str(settings.archive_root)])
-    assert r.exit_code == 0, r.output
-    assert (settings.reports_dir / "2026-W39" / "report.html").exists()
     assert "221702 ECB rates" in r.output
+    folder = settings.reports_dir / week
+    assert (folder / "report.html").exists()
+    assert "Prices in USD per hour" in (folder / "report.md").read_text()
+
+
+def test_cli_report_refuses_a_bad_week_or_an_unknown_currency(settings):
+    app = typer.Typer()
+    register(app)
     bad = CliRunner().invoke(app, ["report", "--week", "39",
                                    "--data-dir", str(settings.data_dir)])
     assert bad.exit_code == 2

@@ -512,6 +512,7 @@ def test_offer_turnover_compares_each_providers_last_snapshots_around_the_week(c
                      "sku": "RTX 4090"}]
     back = _rows(con, "SELECT change, sku, price_per_hour FROM offer_turnover(?::DATE, ?::DATE)",
                  [D3, D3])
-    # Nebius announced a price (its own identity); runpod's 4090 is back, at another price.
-    assert back == [{"change": "appeared", "sku": "h100-1gpu", "price_per_hour": 2.00},
-                    {"change": "appeared", "sku": "RTX 4090", "price_per_hour": 0.34}]
+    # Runpod's 4090 is back, at another price; Nebius announced a price (its own identity) for
+    # a machine it listed the day before: a new pricing of a known SKU, not a new offer.
+    assert back == [{"change": "appeared", "sku": "RTX 4090", "price_per_hour": 0.34},
+                    {"change": "new_pricing", "sku": "h100-1gpu", "price_per_hour": 2.00}]

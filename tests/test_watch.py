@@ -5,8 +5,6 @@ refused with the rule and the reason."""
 
 import datetime as dt
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -38,34 +36,12 @@ below = 3.00
 """
 
 
-class Receiver(BaseHTTPRequestHandler):
-    posts: list = []
-    status = 200
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        Receiver.posts.append((self.path, json.loads(body)))
-        self.send_response(Receiver.status)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-
 @pytest.fixture
-def receiver(monkeypatch):
-    """A local Apprise json:// receiver, named in $GPUPRICES_NOTIFY."""
-    Receiver.posts, Receiver.status = [], 200
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    monkeypatch.setenv(notify.NOTIFY_ENV, f"json://127.0.0.1:{srv.server_address[1]}/watch")
+def receiver(http_receiver, monkeypatch):
+    """A local Apprise json:// receiver (conftest's http_receiver), named in $GPUPRICES_NOTIFY."""
+    monkeypatch.setenv(notify.NOTIFY_ENV, f"json://127.0.0.1:{http_receiver.port}/watch")
     monkeypatch.delenv(notify.WEBHOOK_ENV, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("no_proxy", "127.0.0.1")
-    yield Receiver
-    srv.shutdown()
+    return http_receiver
 
 
 def _night(settings: Settings, day: str, run_id: str) -> None:
@@ -76,7 +52,8 @@ def _night(settings: Settings, day: str, run_id: str) -> None:
 
 def _by_title(posts) -> dict[str, dict]:
     """The watch messages (the run's own alert goes to the same receiver)."""
-    return {p["title"]: p for _, p in posts if p["title"].startswith("gpuprices watch:")}
+    return {p.body["title"]: p.body for p in posts
+            if p.body["title"].startswith("gpuprices watch:")}
 
 
 def test_a_rule_fires_once_on_the_lambda_move_and_not_on_the_next_unchanged_night(
@@ -106,12 +83,18 @@ def test_a_rule_fires_once_on_the_lambda_move_and_not_on_the_next_unchanged_nigh
 
     receiver.posts.clear()
     _night(settings, "2026-08-22", "r3")
-    # The move (the 8x H100 is no longer under 3); the run's alert lists it among its moves.
+    # The move (the 8x H100 is no longer under 3): the change rule says it, with both dates.
+    # The run's own alert does not: its previous price is 225 days older, past the 14-day age
+    # limit, so the run summary counts it apart as a difference, not a move of the night (5 of
+    # them: the 8x H100's and the 8x A100 40 GB, A100 80 GB, B200 and V100's), and the run has
+    # nothing else to send.
     (post,) = _by_title(receiver.posts).values()
     assert post["type"] == "info"
     assert post["title"] == "gpuprices watch: Lambda H100 price change (4 new)"
-    (run_alert,) = [p for _, p in receiver.posts if p["title"].startswith("gpuprices run r3")]
-    assert "MOVE lambda 8x NVIDIA H100 SXM 80 GB" in run_alert["message"]
+    assert not [p for p in receiver.posts if p.body["title"].startswith("gpuprices run r3")]
+    summary = (settings.runs_dir / "r3.md").read_text()
+    assert ("lambda 5 price differences, against prices as old as 2026-01-09" in summary
+            and "Alerts: nothing to alert on." in summary)
     lines = post["message"].splitlines()
     assert ("lambda 8x NVIDIA H100 SXM 80 GB: H100-SXM-80GB on_demand 2.99 -> 3.99 USD/GPU-h "
             "(+33.4 %, 2026-01-09 -> 2026-08-22)") in lines
@@ -152,7 +135,7 @@ def test_a_failed_send_is_retried_by_the_next_evaluation(tmp_path, manifest_arch
     receiver.status = 200
     (_, again) = watching.evaluate(settings, rules)
     assert len(again.new) == 1 and again.problem is None
-    assert [p["title"] for _, p in receiver.posts][-1] == \
+    assert [p.body["title"] for p in receiver.posts][-1] == \
         "gpuprices watch: H100 on-demand under 3 (1 new)"
     (_, third) = watching.evaluate(settings, rules)
     assert third.new == []

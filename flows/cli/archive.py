@@ -42,6 +42,9 @@ def import_capture(
     method: Annotated[str, typer.Option(help="HTTP method of the request.")] = "GET",
     request_body: Annotated[str | None, typer.Option(help="Request body (POST).")] = None,
     origin: Annotated[str | None, typer.Option(help="Where the bytes came from.")] = None,
+    partial: Annotated[str | None, typer.Option(
+        help="What the file leaves out of what its source listed (an excerpt, one page of "
+             "several): offers absent from it never count as withdrawn.")] = None,
     manifest: Annotated[Path | None, typer.Option(
         help="Import every row of a manifest CSV instead of one file.")] = None,
     archive: ArchiveDir = None,
@@ -66,7 +69,7 @@ def import_capture(
         path, new = archive_capture(settings.archive_root, file, provider, url,
                                     parse_timestamp(captured_at), method=method,
                                     request_body=request_body.encode() if request_body else None,
-                                    origin=origin)
+                                    origin=origin, partial=partial)
     except (FutureCaptureError, BodyTooLargeError) as exc:
         err.print(f"not archived: {exc}", highlight=False, markup=False)
         raise typer.Exit(2) from None

@@ -39,6 +39,7 @@ from gpuprices.flows.ops.lock import run_lock
 from gpuprices.flows.ops.status import run_day, status_table
 from gpuprices.flows.ops.warehouse_state import (
     age_limit,
+    coverage_line,
     interrupted_runs,
     last_good_on,
     replay_hint,
@@ -69,6 +70,9 @@ def _report(results: list[DayResult], settings: Settings, run_id: str) -> int:
     # Runs that never finished, as far back as a snapshot counts as "now" (None: the warehouse
     # cannot be read).
     cut = [] if max_age is None else interrupted_runs(settings.db_path, max_age)
+    line = coverage_line(settings.db_path)
+    if line:  # first: how much of the market the figures are (the stale ones in the table)
+        console.print(line, highlight=False, markup=False)
     console.print(status_table(results, max_age, others, cut))
     unmapped: dict[str, set[str]] = {}
     for r in results:

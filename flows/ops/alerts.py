@@ -6,9 +6,12 @@ degraded providers, unmapped GPU names and the largest price moves.
 
 When GPUPRICES_NOTIFY (Apprise URLs) or GPUPRICES_WEBHOOK_URL is set, failures, degraded
 (held) providers, quarantined rows and price moves of at least GPUPRICES_ALERT_MOVE_PCT percent
-(default 20) are sent as one message (flows/ops/notify.py). The URLs are credentials: they and
-every value of an environment variable named like a key, token, secret or password are removed
-from anything we write or print (`redact`).
+(default 20) are sent as one message (flows/ops/notify.py). A price move is against the
+provider's previous snapshot only when that snapshot is at most the age limit of "now" older
+(14 days by default, $GPUPRICES_MAX_AGE_DAYS): a difference against an older one is counted apart
+in the summary, never alerted on (a row the gates held is, always). The URLs are credentials:
+they and every value of an environment variable named like a key, token, secret or password are
+removed from anything we write or print (`redact`).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuprices.flows.config import Settings
-from gpuprices.flows.ops import notify
+from gpuprices.flows.ops import notify, warehouse_state
 from gpuprices.flows.pipeline import gates
 from gpuprices.flows.pipeline.results import DayResult, NotRun
 from gpuprices.flows.redaction import (  # the variables alert callers set, re-exported
@@ -61,8 +64,32 @@ def _status(r: DayResult) -> str:
     return r.status
 
 
-def _moves(results: Iterable[DayResult]) -> list[tuple[str, gates.Move]]:
-    return [(r.provider, m) for r in results for m in r.moves]
+def _gap_days(r: DayResult, m: gates.Move) -> int | None:
+    return (r.snapshot_date - m.old_date).days if r.snapshot_date else None
+
+
+def _moves(results: Iterable[DayResult], max_age: int | None = None
+           ) -> list[tuple[str, gates.Move]]:
+    """The run's price moves: against a snapshot at most `max_age` days older (the age limit of
+    "now"; None: every move). A price against a snapshot older than that is no move of the last
+    days (Runpod's 2026 API against its 2023 page), unless the gates held it (quarantined): a
+    held row is news whatever the gap."""
+    return [(r.provider, m) for r in results for m in r.moves
+            if max_age is None or m.quarantined or (_gap_days(r, m) or 0) <= max_age]
+
+
+def _far_moves(results: Iterable[DayResult], max_age: int | None
+               ) -> dict[str, tuple[int, dt.date]]:
+    """Per provider, the price differences _moves leaves out: how many, and the oldest date."""
+    out: dict[str, tuple[int, dt.date]] = {}
+    if max_age is None:
+        return out
+    for r in results:
+        for m in r.moves:
+            if not m.quarantined and (_gap_days(r, m) or 0) > max_age:
+                n, since = out.get(r.provider, (0, m.old_date))
+                out[r.provider] = (n + 1, min(since, m.old_date))
+    return out
 
 
 def _summary_head(run_id: str, results: list[DayResult]) -> list[str]:
@@ -164,11 +191,19 @@ def _unmapped_section(results: list[DayResult]) -> list[str]:
                    for p, names in unmapped.items() if names]
 
 
-def _moves_section(results: list[DayResult], n_moves: int) -> list[str]:
-    moves = _moves(results)
+def _moves_section(results: list[DayResult], n_moves: int, max_age: int | None = None
+                   ) -> list[str]:
+    moves = _moves(results, max_age)
+    far = _far_moves(results, max_age)
     lines = ["", "## Largest price moves", ""]
+    if far:
+        lines += [f"Not counted as moves (against a snapshot more than {max_age} days older, "
+                  "the age limit): " + "; ".join(
+                      f"{md_cell(p)} {n} price differences, against prices as old as {since}"
+                      for p, (n, since) in sorted(far.items())) + ".", ""]
     if not moves:
-        lines.append("No price changed against the provider's previous snapshot.")
+        lines.append("No price changed against the provider's previous snapshot"
+                     + (f" within {max_age} days." if far else "."))
         return lines
     lines += ["| provider | offer | old | new | change | since |",
               "|---|---|---:|---:|---:|---|"]
@@ -196,15 +231,16 @@ def _no_band_section(results: list[DayResult]) -> list[str]:
 
 
 def render_summary(run_id: str, results: list[DayResult], *, n_moves: int = 10,
-                   others: Iterable[NotRun] = ()) -> str:
+                   others: Iterable[NotRun] = (), max_age: int | None = None) -> str:
     """The run summary as Markdown: a head, then one section per kind of news (a section with
     nothing to say is left out, except providers and price moves). `others`: the configured
-    providers the run did not read, each listed as not run (or stale)."""
+    providers the run did not read, each listed as not run (or stale). `max_age`: the age
+    limit in days; price moves against an older snapshot are counted apart, not listed."""
     lines = (_summary_head(run_id, results) + _providers_section(results, others)
              + _failures_section(results) + _degraded_section(results)
              + _quarantine_section(results) + _skipped_section(results)
              + _unmapped_section(results)
-             + _moves_section(results, n_moves) + _no_band_section(results))
+             + _moves_section(results, n_moves, max_age) + _no_band_section(results))
     return "\n".join(lines) + "\n"
 
 
@@ -230,11 +266,12 @@ def _quarantine_lines(results: list[DayResult]) -> list[str]:
     return out
 
 
-def alert_message(run_id: str, results: list[DayResult], threshold_pct: float | None = None
-                  ) -> Alert | None:
+def alert_message(run_id: str, results: list[DayResult], threshold_pct: float | None = None,
+                  max_age: int | None = None) -> Alert | None:
     """The run's alert: failures, degraded (held) providers, quarantined rows and price moves
     of at least the threshold, as plain text (each channel's Apprise plugin escapes what its
-    format needs); None when there is nothing to alert on."""
+    format needs); None when there is nothing to alert on. A price against a snapshot more than
+    `max_age` days older is no move to alert on (_moves)."""
     threshold = move_threshold_pct() if threshold_pct is None else threshold_pct
     lines: list[str] = []
     for r in results:
@@ -247,7 +284,7 @@ def alert_message(run_id: str, results: list[DayResult], threshold_pct: float | 
         if r.status == "degraded" and r.degraded:
             lines.append(f"DEGRADED {r.provider} {r.snapshot_date}: held, {r.degraded}")
     lines += _quarantine_lines(results)
-    big = [(p, m) for p, m in _moves(results) if abs(m.pct) >= threshold]
+    big = [(p, m) for p, m in _moves(results, max_age) if abs(m.pct) >= threshold]
     big.sort(key=lambda pm: -abs(pm[1].pct))
     for p, m in big:
         held = " (quarantined, not loaded)" if m.quarantined else ""
@@ -269,9 +306,10 @@ def finish_run(settings: Settings, run_id: str, results: list[DayResult],
                others: Iterable[NotRun] = ()) -> Path:
     """Write the run summary, send the alert if a channel is set, print the summary's path
     (or, when it cannot be written, why: the caller finds no file there)."""
-    text = render_summary(run_id, results, others=others)
+    max_age = warehouse_state.age_limit(settings.db_path)
+    text = render_summary(run_id, results, others=others, max_age=max_age)
     if notify.configured():
-        alert = alert_message(run_id, results)
+        alert = alert_message(run_id, results, max_age=max_age)
         if alert is None:
             text += "\nAlerts: nothing to alert on.\n"
         else:

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from gpuprices.flows.config import max_age_days
+from gpuprices.reports.coverage import coverage
 from gpuprices.warehouse import db
 
 REPLAY_HINT = "run `gpuprices nightly --replay all` (it loads the bundled snapshots, offline)"
@@ -101,3 +102,23 @@ def interrupted_runs(db_path: Path, days: int) -> list[dict]:
     finally:
         con.close()
     return [{"run_id": r, "started_at": s, "providers": p} for r, s, p in rows]
+
+
+def coverage_line(db_path: Path) -> str | None:
+    """The coverage sentence (reports/coverage.py) as of the warehouse's "today"
+    (latest_snapshot.as_of, the day cheapest_now and stale_providers read), within the run's age
+    limit; None when the warehouse holds nothing or cannot be read."""
+    limit = age_limit(db_path)
+    if limit is None:
+        return None
+    try:
+        con = db.connect(db_path, read_only=True)
+    except duckdb.Error:
+        return None
+    try:
+        (day,) = con.execute("SELECT as_of FROM latest_snapshot").fetchone()
+        return None if day is None else coverage(con, day, limit).line()
+    except duckdb.Error:  # a warehouse made before provider_coverage
+        return None
+    finally:
+        con.close()

@@ -97,6 +97,7 @@ def _parse_snapshot(caps: list[Capture], provider: str, out: Parsed) -> None:
     held_from: list[str] = []
     skipped: dict[str, int] = {}
     used, chosen = [], []
+    partial: list[str] = []  # why each parsed capture is partial, for postprocess's rows
     for group in captures_per_request(caps):
         if not wants(group[0].meta()):
             chosen.append(group[0])
@@ -109,6 +110,10 @@ def _parse_snapshot(caps: list[Capture], provider: str, out: Parsed) -> None:
             except ParseError as exc:
                 failures.append(exc)
                 continue
+            if cap.partial:  # offers absent from this capture were not read (offer_turnover)
+                partial.append(cap.partial)
+                for o in found:
+                    o.extra["capture_partial"] = cap.partial
             offers.extend(found)
             chosen.append(cap)
             for reason, n in skips.items():
@@ -128,6 +133,13 @@ def _parse_snapshot(caps: list[Capture], provider: str, out: Parsed) -> None:
                 errors.append(failures[0])
     if offers:
         offers = postprocess(provider, offers, sorted(chosen, key=lambda c: c.captured_at))
+        if partial and not any("capture_partial" in o.extra for o in offers):
+            # The postprocess rebuilt the rows (a marketplace's statistics over its listings:
+            # Hyperbolic, Vast, Lium), so the listings' marks are gone; a figure computed from a
+            # partial capture is partial, and the snapshot must stay marked (partial_snapshots).
+            why = "; ".join(sorted(set(partial)))
+            for o in offers:
+                o.extra["capture_partial"] = why
     rows = offers + [o for o, _ in held]
     if rows:
         taken = min(o.captured_at for o in rows)

@@ -11,7 +11,11 @@
 -- 2026-10-05 at 2.20401 is one change. The gates let one price per offer and snapshot through
 -- (the others are quarantined as superseded), so a change with old_at = new_at means a row
 -- reached the warehouse around them: a problem to fix, shown rather than hidden.
--- abs_change and pct_change are per instance-hour, in the offer currency.
+-- abs_change and pct_change are per instance-hour, in the offer currency. gap_days: days between
+-- old_date and new_date. Every change is here, whatever the gap (the offer's history); the
+-- questions about a recent period (price_changes_between, the run's price moves) count only
+-- changes between snapshots at most the age limit apart: Runpod's 2023-09-29 page against its
+-- 2026-09-29 API is a difference over three years, not a change of the last week.
 --
 -- Each load stores every observation's previous one (offer_points.prev_date, and
 -- old_price_per_hour when the price differs), so this view is a filter over offer_points: a
@@ -33,6 +37,7 @@ SELECT
     p.price_per_hour / i.gpu_count AS new_price_per_gpu_hour,
     p.price_per_hour - p.old_price_per_hour AS abs_change,
     100.0 * (p.price_per_hour - p.old_price_per_hour) / p.old_price_per_hour AS pct_change,
+    p.snapshot_date - p.prev_date AS gap_days,
     s.snapshot_no - o.snapshot_no - 1 AS missed_snapshots
 FROM offer_points AS p
 JOIN offer_ids AS i ON i.offer_no = p.offer_no
