@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from gpuprices.flows.cli.user_file import read_or_exit
 from gpuprices.flows.config import default_currency as config_default_currency
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.config import settings_from
@@ -30,11 +31,7 @@ WorkloadFile = Annotated[Path, typer.Argument(help="TOML file of [[workload]] ta
 
 
 def load_workloads(path: Path) -> list[Workload]:
-    try:
-        return load_known_workloads(path)
-    except WorkloadError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+    return read_or_exit(load_known_workloads, path, WorkloadError)
 
 
 def data_dir_of(data_dir: Path | None) -> Path:
