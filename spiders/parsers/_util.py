@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from lxml import html as lxml_html
@@ -70,6 +71,30 @@ def html_tree(body: bytes, meta: CaptureMeta) -> Any:
         return lxml_html.fromstring(text)
     except (ValueError, lxml_html.etree.ParserError) as exc:
         raise ParseError(meta.provider, meta.url, f"HTML has no elements ({exc})") from exc
+
+
+def tables_headed(tree: Any, header: list[str], meta: CaptureMeta) -> list[Any]:
+    """The tables whose head cells (thead th) read `header`, in page order; a ParseError (unknown
+    layout) when none does."""
+    tables = [t for t in tree.xpath("//table")
+              if [el_text(th) for th in t.xpath("./thead//th")] == header]
+    if not tables:
+        raise ParseError(meta.provider, meta.url, "unknown layout: no table with the header "
+                                                  f"{' | '.join(header)!r}")
+    return tables
+
+
+def row_cells(tables: list[Any], width: int, meta: CaptureMeta, what: str = "GPU table row"
+              ) -> Iterator[list[str]]:
+    """The cells' texts of each body row (tbody tr) of `tables`; a ParseError naming the row
+    when it has not `width` cells (the columns moved: no cell is read as another)."""
+    for table in tables:
+        for tr in table.xpath("./tbody/tr"):
+            cells = [el_text(td) for td in tr.xpath("./td")]
+            if len(cells) != width:
+                raise ParseError(meta.provider, meta.url,
+                                 f"{what} with {len(cells)} cells: {cells!r}")
+            yield cells
 
 
 def spaced_gpu_name(name: str) -> str:
