@@ -108,3 +108,20 @@ def spaced_gpu_name(name: str) -> str:
     text = re.sub(r"(?i)pro(?=\d)", "Pro ", text)
     text = re.sub(r"(?i)(\d)(ada|ti)\b", r"\1 \2", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+# Interconnect words (Shadeform's `interconnect`, Sesterce's `configuration.interconnect`) that
+# name a GPU's form factor, as the GPU table spells it.
+_FORM = {"sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "pcie": "PCIe"}
+
+
+def gpu_with_form(name: str, interconnect: object) -> str:
+    """A run-together GPU id in the GPU table's words (spaced_gpu_name), with the form factor
+    its interconnect field names where that tells parts apart."""
+    words = spaced_gpu_name(name)
+    form = _FORM.get(str(interconnect or "").lower())
+    # The form factor only tells parts apart where the family has both (A100, H100); an
+    # "RTX 6000 Ada" with an sxm5 interconnect field is still the PCIe card.
+    if form and re.match(r"(?i)^(A100|H100)\b", words) and "nvl" not in words.lower():
+        words = f"{words} {form}"
+    return words
