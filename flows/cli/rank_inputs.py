@@ -1,6 +1,7 @@
 """What the commands that rank offers share (`size`, `rank`, `plan`, `compare`, `record`): the
 workloads file, the day's offers priced by the warehouse and the recorded measurements, the
-options they spell the same way, their usage errors and JSON-safe rows."""
+options they spell the same way and their usage errors (their JSON-safe rows are
+flows/channels/ranking.py's, shared with the API)."""
 
 from __future__ import annotations
 
@@ -134,15 +135,3 @@ def fx_missing(offers: list[dict], usd_factor: float | None) -> list[str]:
     if usd_factor is None:
         missing.add("USD")
     return sorted(missing)
-
-
-def jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            out[k] = None
-        elif isinstance(v, dict):
-            out[k] = jsonable(v)
-        else:
-            out[k] = v
-    return out
