@@ -57,18 +57,12 @@ SNAPSHOT_KEYS = ("day",)  # "hour" needs the lake to keep captured_at (issue 29,
 class Hours(ws.Year):
     """ws.Year stepped hourly: a spot price moves 2% of hours, a list price 0.2% of days."""
 
+    MOVE_SD, WITHDRAWN, BACK = 0.04, 0.001 / 24, 0.03 / 24
+
     def __init__(self, base: pa.Table) -> None:
         super().__init__(base)
         spot = self.move_rate > 0.01
         self.move_rate = np.where(spot, 0.02, 0.002 / 24)
-
-    def step(self) -> None:
-        n = len(self.price)
-        move = self.rng.random(n) < self.move_rate
-        self.price[move] *= np.clip(self.rng.normal(1.0, 0.04, move.sum()), 0.7, 1.3)
-        self.price = np.round(self.price, 4)
-        r = self.rng.random(n)
-        self.active = np.where(self.active, r >= 0.001 / 24, r < 0.03 / 24)
 
 
 def write_hour(root, hours: Hours, day: dt.date) -> int:

@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -89,6 +90,10 @@ def _enospc(*_a, **_k):
     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
+# Where a full disk strikes: the Parquet write, the DuckDB insert.
+_ENOSPC_IN = {"enospc-parquet": (pq, "write_table"), "enospc-duckdb": (store, "_insert_offers")}
+
+
 def crash_case(name: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         settings = _fresh(Path(tmp))
@@ -104,19 +109,9 @@ def crash_case(name: str) -> dict:
             run_killed("duckdb", settings.data_dir, settings.archive_root)
         elif name == "kill-duckdb-reload":
             run_killed("duckdb", settings.data_dir, settings.archive_root)
-        elif name == "enospc-parquet":
-            real, pq.write_table = pq.write_table, _enospc
-            try:
+        elif name in _ENOSPC_IN:
+            with mock.patch.object(*_ENOSPC_IN[name], _enospc):
                 failed = _run(settings)
-            finally:
-                pq.write_table = real
-            assert failed.status == "failed", failed
-        elif name == "enospc-duckdb":
-            real, store._insert_offers = store._insert_offers, _enospc
-            try:
-                failed = _run(settings)
-            finally:
-                store._insert_offers = real
             assert failed.status == "failed", failed
         # After the fault: no partial partition visible, the warehouse whole.
         parts = [p for d, _, p in lake.list_partitions(settings.lake_root) if d == DAY]

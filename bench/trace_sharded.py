@@ -25,12 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sizing_accuracy import CSV, row_to_workload  # noqa: E402
+from trace_rows import both, pct, print_header, print_row  # noqa: E402
 
 from gpuprices.sizing import trace  # noqa: E402
-from gpuprices.sizing.fit import verdict  # noqa: E402
-from gpuprices.sizing.memory import estimate_memory  # noqa: E402
 from gpuprices.sizing.workload import load_workloads, workload_from_dict  # noqa: E402
-from gpuprices.warehouse.gpus import gpu_models  # noqa: E402
 
 # LLMem's abstract (arXiv 2404.10933): "error rates of up to 1.6% ... single GPU ... 3.0% ...
 # multi-GPU".
@@ -43,10 +41,6 @@ UNPUBLISHED = [
          method="full", precision="bf16-mixed", sharding="fsdp", gpus=4, seq_len=1024,
          grad_checkpointing=True, gpu="A100-SXM-80GB"),
 ]
-
-
-def _pct(est: float, meas: float) -> float:
-    return (est - meas) / meas * 100
 
 
 def calibration_rows(quick: bool) -> list[tuple[dict, dict]]:
@@ -67,19 +61,13 @@ def calibration_rows(quick: bool) -> list[tuple[dict, dict]]:
     return out
 
 
-def _both(w, gpu: str, gpus: int):
-    g = gpu_models()[gpu]
-    cf = estimate_memory(w, gpu=gpu, gpus=gpus, capacity_gb=g.memory_gb)
-    return cf, trace.trace(w, gpus), g.memory_gb
-
-
 def main() -> None:
     if not trace.available():
         sys.exit(trace.EXTRA_HINT)
     quick = "--quick" in sys.argv
     errs_cf, errs_tr, secs, oom = [], [], [], []
     print("calibration: multi-GPU FSDP rows (GB per GPU; LitGPT: allocated, no CUDA context)")
-    print(f"{'row':52} {'meas':>6} {'closed':>7} {'err%':>6} {'trace':>7} {'err%':>6} {'s':>5}")
+    print_header(52)
     for r, d in calibration_rows(quick):
         w = workload_from_dict(d)
         gpus = int(d.get("gpus") or r["gpus"])
@@ -87,31 +75,19 @@ def main() -> None:
         if why := trace.unsupported(w, gpus):
             print(f"{label:52} not traced: {why}")
             continue
-        cf, tr, cap = _both(w, d["gpu"], gpus)
+        cf, tr, cap = both(w, d["gpu"], gpus)
         secs.append(tr.seconds)
-        litgpt = w.framework == "litgpt"
-        c = cf.allocated_gb if litgpt else cf.per_gpu_gb
-        t = tr.allocated_gb if litgpt else tr.per_gpu_gb
-        if r["peak_mem_gb_per_gpu"]:
-            m = float(r["peak_mem_gb_per_gpu"])
-            errs_cf.append(abs(_pct(c, m)))
-            errs_tr.append(abs(_pct(t, m)))
-            print(f"{label:52} {m:6.2f} {c:7.2f} {_pct(c, m):+6.1f} {t:7.2f} {_pct(t, m):+6.1f}"
-                  f" {tr.seconds:5.1f}")
-        else:
-            v_tr = verdict(tr.per_gpu_gb, cap, cf.margin)
-            oom.append((cf.verdict == "no", v_tr == "no"))
-            print(f"{label:52} {'OOM':>6} {c:7.2f} {cf.verdict:>6} {t:7.2f} {v_tr:>6}"
-                  f" {tr.seconds:5.1f}   (card {cap:g} GB)")
+        if said_no := print_row(label, 52, r, w, cf, tr, cap, errs_cf, errs_tr):
+            oom.append(said_no)
     print("\nunpublished sharded configurations (GB per GPU incl. CUDA context)")
     print(f"{'workload':52} {'closed':>7} {'trace':>7} {'diff%':>6} {'s':>5}")
     shipped = [w for w in load_workloads(ROOT / "sizing/workloads.toml")
                if w.name == "full-llama3.1-8b-8gpu"]
     for w in shipped + [workload_from_dict(d) for d in UNPUBLISHED]:
-        cf, tr, _ = _both(w, w.gpu, w.gpus)
+        cf, tr, _ = both(w, w.gpu, w.gpus)
         secs.append(tr.seconds)
         print(f"{w.name:52} {cf.per_gpu_gb:7.2f} {tr.per_gpu_gb:7.2f}"
-              f" {_pct(tr.per_gpu_gb, cf.per_gpu_gb):+6.1f} {tr.seconds:5.1f}")
+              f" {pct(tr.per_gpu_gb, cf.per_gpu_gb):+6.1f} {tr.seconds:5.1f}")
     if errs_tr:
         print(f"\nmedian |error| vs measured over {len(errs_tr)} rows: closed form "
               f"{statistics.median(errs_cf):.1f}% (mean {statistics.mean(errs_cf):.1f}%), trace "

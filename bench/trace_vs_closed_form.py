@@ -26,11 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from sizing_accuracy import CSV, row_to_workload  # noqa: E402
+from trace_rows import both, pct, print_header, print_row  # noqa: E402
 
 from gpuprices.sizing import trace  # noqa: E402
-from gpuprices.sizing.memory import estimate_memory  # noqa: E402
 from gpuprices.sizing.workload import load_workloads, workload_from_dict  # noqa: E402
-from gpuprices.warehouse.gpus import gpu_models  # noqa: E402
 
 # Configurations with no published peak: the shipped 32B LoRA workload, issue 13's tight 32B
 # example (r=16, seq 2048, checkpointing, one 80 GB card), and variants that move one term each:
@@ -49,10 +48,6 @@ UNPUBLISHED = [
 ]
 
 
-def _pct(est: float, meas: float) -> float:
-    return (est - meas) / meas * 100
-
-
 def calibration_rows() -> list[tuple[dict, dict]]:
     out = []
     for r in csv.DictReader(CSV.open(newline="")):
@@ -65,49 +60,29 @@ def calibration_rows() -> list[tuple[dict, dict]]:
     return out
 
 
-def _both(w, gpu: str):
-    g = gpu_models()[gpu]
-    cf = estimate_memory(w, gpu=gpu, gpus=1, capacity_gb=g.memory_gb)
-    return cf, trace.trace(w), g.memory_gb
-
-
 def main() -> None:
     if not trace.available():
         sys.exit(trace.EXTRA_HINT)
     errs_cf, errs_tr, secs = [], [], []
     print("calibration: single-GPU LoRA rows (GB; LitGPT: allocated, without CUDA context)")
-    print(f"{'row':58} {'meas':>6} {'closed':>7} {'err%':>6} {'trace':>7} {'err%':>6} {'s':>5}")
+    print_header(58)
     for r, d in calibration_rows():
         w = workload_from_dict(d)
         if why := trace.unsupported(w):
             print(f"{d['name']:58} not traced: {why}")
             continue
-        cf, tr, cap = _both(w, d["gpu"])
+        cf, tr, cap = both(w, d["gpu"])
         secs.append(tr.seconds)
-        litgpt = w.framework == "litgpt"
-        c = cf.allocated_gb if litgpt else cf.per_gpu_gb
-        t = tr.allocated_gb if litgpt else tr.per_gpu_gb
-        label = f"{d['name']} {w.precision}"
-        if r["peak_mem_gb_per_gpu"]:
-            m = float(r["peak_mem_gb_per_gpu"])
-            errs_cf.append(abs(_pct(c, m)))
-            errs_tr.append(abs(_pct(t, m)))
-            print(f"{label:58} {m:6.2f} {c:7.2f} {_pct(c, m):+6.1f} {t:7.2f} {_pct(t, m):+6.1f}"
-                  f" {tr.seconds:5.1f}")
-        else:
-            from gpuprices.sizing.fit import verdict
-            v_tr = verdict(tr.per_gpu_gb, cap, cf.margin)
-            print(f"{label:58} {'OOM':>6} {c:7.2f} {cf.verdict:>6} {t:7.2f} {v_tr:>6}"
-                  f" {tr.seconds:5.1f}   (card {cap:g} GB)")
+        print_row(f"{d['name']} {w.precision}", 58, r, w, cf, tr, cap, errs_cf, errs_tr)
     print("\nunpublished configurations (GB per GPU incl. CUDA context)")
     print(f"{'workload':58} {'closed':>7} {'trace':>7} {'diff%':>6} {'s':>5}")
     shipped = [w for w in load_workloads(ROOT / "sizing/workloads.toml")
                if w.name == "lora-qwen2.5-32b"]
     for w in shipped + [workload_from_dict(d) for d in UNPUBLISHED]:
-        cf, tr, _ = _both(w, w.gpu)
+        cf, tr, _ = both(w, w.gpu)
         secs.append(tr.seconds)
         print(f"{w.name:58} {cf.per_gpu_gb:7.2f} {tr.per_gpu_gb:7.2f}"
-              f" {_pct(cf.per_gpu_gb, tr.per_gpu_gb):+6.1f} {tr.seconds:5.1f}")
+              f" {pct(cf.per_gpu_gb, tr.per_gpu_gb):+6.1f} {tr.seconds:5.1f}")
     print(f"\nmedian |error| vs measured over {len(errs_tr)} rows: closed form "
           f"{statistics.median(errs_cf):.1f}%, trace {statistics.median(errs_tr):.1f}% "
           f"(worst {max(errs_tr):.1f}%)")

@@ -99,6 +99,11 @@ def replicate(base: pa.Table, n_target: int) -> pa.Table:
 class Year:
     """Night-by-night prices around the real ones."""
 
+    # A moved price is multiplied by a normal factor (sd MOVE_SD, clipped to 0.7-1.3). 0.1% of
+    # listed offers are withdrawn each night, 3% of withdrawn ones come back: the listed share
+    # stays near 97% all year.
+    MOVE_SD, WITHDRAWN, BACK = 0.06, 0.001, 0.03
+
     def __init__(self, base: pa.Table, seed: int = SEED) -> None:
         self.base = base
         self.rng = np.random.default_rng(seed)
@@ -113,12 +118,10 @@ class Year:
     def step(self) -> None:
         n = len(self.price)
         move = self.rng.random(n) < self.move_rate
-        self.price[move] *= np.clip(self.rng.normal(1.0, 0.06, move.sum()), 0.7, 1.3)
+        self.price[move] *= np.clip(self.rng.normal(1.0, self.MOVE_SD, move.sum()), 0.7, 1.3)
         self.price = np.round(self.price, 4)
-        # 0.1% of listed offers are withdrawn each night, 3% of withdrawn ones come back: the
-        # listed share stays near 97% all year.
         r = self.rng.random(n)
-        self.active = np.where(self.active, r >= 0.001, r < 0.03)
+        self.active = np.where(self.active, r >= self.WITHDRAWN, r < self.BACK)
 
     def night(self, day: dt.date) -> dict[str, pa.Table]:
         captured = dt.datetime.combine(day, dt.time(2, 5), dt.UTC)

@@ -169,6 +169,37 @@ def _legend_entry(p: _Plot, i: int, name: str, color: str) -> str:
             f'<text x="{x + 30}" y="{ly - 3}" class="lg">{escape(name)}</text>')
 
 
+# Around the plot area: the price labels (left), the legend (right), the title (top) and the
+# dates (bottom).
+_ML, _MR, _MT, _MB = 70, 190, 30, 40
+
+
+def _frame(title: str, width: int, height: int) -> tuple[list[str], int, int]:
+    """A chart's opening SVG (its size, the title as tooltip and caption) and the width and
+    height of its plot area."""
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
+             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
+             f'<title>{escape(title)}</title>',
+             f'<text x="{_ML}" y="18" class="ct">{escape(title)}</text>']
+    return parts, width - _ML - _MR, height - _MT - _MB
+
+
+def _empty(parts: list[str], ph: int, message: str) -> Markup:
+    """The chart closed with `message` where the plot would be."""
+    parts.append(f'<text x="{_ML + 10}" y="{_MT + ph / 2}" class="empty">{message}</text></svg>')
+    return Markup("".join(parts))
+
+
+def _axes(p: _Plot, y_label: str) -> list[str]:
+    """The plot area, the price and date grid lines with their labels and the price axis'
+    title."""
+    mid = p.top + p.height / 2
+    return [f'<rect x="{p.left}" y="{p.top}" width="{p.width}" height="{p.height}" class="pa"/>',
+            *_y_axis(p), *_x_axis(p),
+            f'<text x="14" y="{mid}" class="yt" transform="rotate(-90 14 {mid})">'
+            f'{escape(y_label)}</text>']
+
+
 def line_chart(series: dict[str, list[Point | None]], title: str, y_label: str,
                x_range: tuple[dt.date, dt.date] | None = None, width: int = 900,
                height: int = 320, log_y: bool = False) -> Markup:
@@ -176,22 +207,11 @@ def line_chart(series: dict[str, list[Point | None]], title: str, y_label: str,
     of points, a None in a series' points in x order breaking its line). The parts are drawn
     through one _Plot, so they share the margins and the scales."""
     series = {k: v for k, v in series.items() if any(pt is not None for pt in v)}
-    ml, mr, mt, mb = 70, 190, 30, 40
-    pw, ph = width - ml - mr, height - mt - mb
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
-             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
-             f'<title>{escape(title)}</title>',
-             f'<text x="{ml}" y="18" class="ct">{escape(title)}</text>']
+    parts, pw, ph = _frame(title, width, height)
     if not series:
-        parts.append(f'<text x="{ml + 10}" y="{mt + ph / 2}" class="empty">no data in this '
-                     f'period</text></svg>')
-        return Markup("".join(parts))
-    p = _plot(series, x_range, log_y, ml, mt, pw, ph)
-    parts.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" class="pa"/>')
-    parts += _y_axis(p)
-    parts += _x_axis(p)
-    parts.append(f'<text x="14" y="{mt + ph / 2}" class="yt" transform="rotate(-90 14 '
-                 f'{mt + ph / 2})">{escape(y_label)}</text>')
+        return _empty(parts, ph, "no data in this period")
+    p = _plot(series, x_range, log_y, _ML, _MT, pw, ph)
+    parts += _axes(p, y_label)
     for i, (name, pts) in enumerate(series.items()):
         color = _PALETTE[i % len(_PALETTE)]
         parts += _series(p, name, pts, color)

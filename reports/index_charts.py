@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from gpuprices.reports import charts as base
 from gpuprices.reports.build import Report
@@ -33,27 +33,16 @@ def band_chart(rows: list[dict[str, Any]], title: str, x_range: tuple[dt.date, d
                width: int = 900, height: int = 300) -> Markup:
     """The index of `rows` (day, value, low, high) inside x_range as a line in its band."""
     rows = [r for r in rows if x_range[0] <= r["day"] <= x_range[1]]
-    ml, mr, mt, mb = 70, 190, 30, 40
-    pw, ph = width - ml - mr, height - mt - mb
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" '
-             f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
-             f'<title>{escape(title)}</title>',
-             f'<text x="{ml}" y="18" class="ct">{escape(title)}</text>']
+    parts, pw, ph = base._frame(title, width, height)
     if not any(r["value"] is not None for r in rows):
-        parts.append(f'<text x="{ml + 10}" y="{mt + ph / 2}" class="empty">no index value in '
-                     f'this period</text></svg>')
-        return Markup("".join(parts))
+        return base._empty(parts, ph, "no index value in this period")
     pts = {"value": [], "low": [], "high": []}
     for r in rows:
         if r["value"] is not None:
             for k in pts:
                 pts[k].append((r["day"], r[k]))
-    p = base._plot(pts, x_range, False, ml, mt, pw, ph)
-    parts.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" class="pa"/>')
-    parts += base._y_axis(p)
-    parts += base._x_axis(p)
-    parts.append(f'<text x="14" y="{mt + ph / 2}" class="yt" transform="rotate(-90 14 '
-                 f'{mt + ph / 2})">USD per GPU-hour</text>')
+    p = base._plot(pts, x_range, False, base._ML, base._MT, pw, ph)
+    parts += base._axes(p, "USD per GPU-hour")
     for run in _runs(rows):
         upper = [f"{p.px(r['day']):.1f},{p.py(r['high']):.1f}" for r in run]
         lower = [f"{p.px(r['day']):.1f},{p.py(r['low']):.1f}" for r in reversed(run)]

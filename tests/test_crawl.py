@@ -5,13 +5,14 @@ import json
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from gpuprices.spiders.archive import list_archives, read_captures
 from gpuprices.spiders.crawl import redact_url
+from tests.local_http import QuietHandler
 
 FIX = Path(__file__).parent / "fixtures" / "raw" / "runpod"
 API_BODY = (FIX / "runpod_graphql_gpuTypes_ewyluda_fixture.json").read_bytes()
@@ -20,18 +21,8 @@ FAST = json.dumps({"RETRY_TIMES": 1, "DOWNLOAD_DELAY": 0, "AUTOTHROTTLE_ENABLED"
                    "ROBOTSTXT_OBEY": False, "DOWNLOAD_TIMEOUT": 5})
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     seen: list = []
-
-    def log_message(self, *args):
-        pass
-
-    def _send(self, status, body, ctype):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self):
         Handler.seen.append(("GET", self.path, None))

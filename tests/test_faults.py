@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import duckdb
@@ -30,6 +30,7 @@ from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import FIXTURES, ROOT
 from tests.faults.kill import DAY, run_killed
 from tests.faults.mutations import MUTATIONS, run_corpus
+from tests.local_http import QuietHandler
 from tests.test_cli import gp
 
 # ---------------------------------------------------------------------------------------------
@@ -90,18 +91,8 @@ API_BODY = (FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixtu
             ).read_bytes()
 
 
-class Flaky(BaseHTTPRequestHandler):
+class Flaky(QuietHandler):
     hits: collections.Counter = collections.Counter()
-
-    def log_message(self, *args):
-        pass
-
-    def _send(self, status, body, ctype="text/plain"):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self):
         Flaky.hits[self.path] += 1

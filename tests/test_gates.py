@@ -6,7 +6,6 @@ import datetime as dt
 import json
 import math
 
-import duckdb
 import pytest
 
 from gpuprices.flows import loading
@@ -20,6 +19,7 @@ from gpuprices.spiders.providers.aws.history import captures_from_p5_series
 from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
 from gpuprices.warehouse import identity, lake
 from tests.conftest import FIXTURES, ROOT, manifest_rows
+from tests.warehouse_rows import query as q
 
 RUNPOD_API = FIXTURES / "raw" / "runpod" / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
 P5 = FIXTURES / "raw" / "aws" / (
@@ -53,14 +53,6 @@ def scaled(offers, factor):
     return [dataclasses.replace(o, price_per_hour=o.price_per_hour * factor,
                                 price_per_gpu_hour=o.price_per_gpu_hour * factor)
             for o in offers]
-
-
-def q(settings, sql, *params):
-    con = duckdb.connect(str(settings.db_path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 D1 = dt.date(2026, 9, 29)

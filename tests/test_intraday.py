@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-import duckdb
 import pytest
 
 from gpuprices.flows import loading
@@ -20,6 +19,7 @@ from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import Capture, append_captures
 from gpuprices.warehouse import lake
 from tests.conftest import FIXTURES, manifest_rows
+from tests.warehouse_rows import query as _q
 
 ROW = next(r for r in manifest_rows("hyperbolic") if "rental_options" in r["file"])
 BODY = (FIXTURES / "raw" / "hyperbolic" / "cgi_hyperbolic_rental_options.json").read_bytes()
@@ -52,14 +52,6 @@ def _replay_and_load(settings: Settings, run_id: str) -> None:
     results = pipeline.replay(settings, "hyperbolic", DAY.isoformat())
     assert [r.status for r in results] == ["ok"], [r.errors for r in results]
     loading.load(settings, results, run_id)
-
-
-def _q(settings: Settings, sql: str, *params):
-    con = duckdb.connect(str(settings.db_path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 def test_hourly_replays_show_a_move_within_the_day(settings):

@@ -13,6 +13,7 @@ from gpuprices.spiders.parsers import ParseError, parse_body
 from gpuprices.spiders.providers.crusoe import source as crusoe_source
 from gpuprices.spiders.providers.crusoe.parser import parse
 from gpuprices.warehouse.contract import CaptureMeta, offers_to_table
+from tests.offer_index import index
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "crusoe"
 TABLE_2025 = RAW / "crusoe_ai_cloud_pricing_wayback_20250521220413_excerpt.html"
@@ -25,16 +26,6 @@ URL = "https://www.crusoe.ai/cloud/pricing"
 
 def meta(when: str = "2026-10-04T12:00:00+00:00", url: str = URL) -> CaptureMeta:
     return CaptureMeta(provider="crusoe", url=url, captured_at=dt.datetime.fromisoformat(when))
-
-
-def index(offers):
-    """(sku, pricing_model, commitment_months) -> offer; fails on a duplicate key."""
-    out = {}
-    for o in offers:
-        key = (o.sku, o.pricing_model, o.commitment_months)
-        assert key not in out, f"duplicate row {key}"
-        out[key] = o
-    return out
 
 
 def test_2025_table_all_terms():

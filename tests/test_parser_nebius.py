@@ -14,6 +14,7 @@ from gpuprices.spiders.parsers import ParseError, parse_body
 from gpuprices.spiders.providers.nebius import source as nebius_source
 from gpuprices.spiders.providers.nebius.parser import parse
 from gpuprices.warehouse.contract import CaptureMeta, offers_to_table
+from tests import offer_index
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "nebius"
 TABLE_2024 = RAW / "nebius_com_prices_wayback_20241115043809_excerpt.html"
@@ -29,13 +30,8 @@ def meta(when: str = "2026-09-30T12:00:00+00:00") -> CaptureMeta:
 
 
 def index(offers):
-    """(sku, pricing_model, effective_from) -> offer; fails on a duplicate key."""
-    out = {}
-    for o in offers:
-        key = (o.sku, o.pricing_model, o.effective_from)
-        assert key not in out, f"duplicate row {key}"
-        out[key] = o
-    return out
+    """(sku, pricing_model, effective_from) -> offer: an announced price is its own row."""
+    return offer_index.index(offers, lambda o: (o.sku, o.pricing_model, o.effective_from))
 
 
 # --- 2024 cards and table -----------------------------------------------------------------

@@ -13,6 +13,7 @@ from gpuprices.spiders.parsers import ParseError
 from gpuprices.spiders.providers.runpod import source as runpod_source
 from gpuprices.spiders.providers.runpod.parser import parse
 from gpuprices.warehouse.contract import CaptureMeta, offers_to_table
+from tests.offer_index import index
 
 RAW = Path(__file__).parent / "fixtures" / "raw" / "runpod"
 API = RAW / "runpod_graphql_gpuTypes_ewyluda_fixture.json"
@@ -28,16 +29,6 @@ PAGE = "https://www.runpod.io/pricing"
 def meta(url: str, when: str = "2026-09-29T12:00:00+00:00", method: str = "GET") -> CaptureMeta:
     return CaptureMeta(provider="runpod", url=url, captured_at=dt.datetime.fromisoformat(when),
                        method=method)
-
-
-def index(offers):
-    """(sku, pricing_model, commitment_months) -> offer; fails on a duplicate key."""
-    out = {}
-    for o in offers:
-        key = (o.sku, o.pricing_model, o.commitment_months)
-        assert key not in out, f"duplicate row {key}"
-        out[key] = o
-    return out
 
 
 # --- API --------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 import datetime as dt
 
-import duckdb
 import pytest
 
 from gpuprices.flows import loading
@@ -10,6 +9,7 @@ from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
 from gpuprices.warehouse import lake
+from tests.warehouse_rows import query as _q
 
 
 @pytest.fixture
@@ -21,14 +21,6 @@ def _replay(settings, provider="runpod"):
     results = pipeline.reparse(settings, provider)
     loading.load(settings, results, pipeline.new_run_id())
     return results
-
-
-def _q(settings, sql, *params):
-    con = duckdb.connect(str(settings.db_path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 def test_replay_builds_the_warehouse_from_every_dated_capture(settings):

@@ -133,3 +133,13 @@ def test_a_question_past_its_time_limit_is_stopped(wh):
             con.execute("SELECT count(*) FROM range(1000000000000) a")
     with queries.reading(wh, timeout_s=30) as con:  # a quick one is untouched
         assert con.execute("SELECT count(*) FROM cheapest_now").fetchone()[0] > 0
+
+
+def test_the_optional_filters_take_column_names_only():
+    from gpuprices.warehouse.queries.source import unless_none
+
+    assert unless_none("sku", "region") == ("($sku IS NULL OR sku = $sku)"
+                                            " AND ($region IS NULL OR region = $region)")
+    for bad in [("sku; DROP TABLE offers",), ("region) OR (1=1",), ()]:
+        with pytest.raises(ValueError):
+            unless_none(*bad)

@@ -6,27 +6,44 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.gpu_names import unknown_gpu
 from gpuprices.sizing.constraints import CONSTRAINT_VERDICTS
 from gpuprices.sizing.rank import rank_each
+from gpuprices.sizing.rank_row import RankRow
 from gpuprices.sizing.workload import WorkloadError, workload_from_dict
 from gpuprices.spiders import registry
 from gpuprices.warehouse import benchmarks, db, queries
 from gpuprices.warehouse.gpus import gpu_models
 
 
-def _finite(d: dict[str, Any]) -> dict[str, Any]:
+def jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    """`d` with every infinite or NaN float (nested dicts too) as None: JSON has no inf/NaN."""
     out = {}
     for k, v in d.items():
         if isinstance(v, float) and not math.isfinite(v):
             out[k] = None
         elif isinstance(v, dict):
-            out[k] = _finite(v)
+            out[k] = jsonable(v)
         else:
             out[k] = v
+    return out
+
+
+def rows_as_json(day: dt.date, rows: Iterable[RankRow], set_apart: bool = False
+              ) -> list[dict[str, Any]]:
+    """Ranked rows as `gpuprices rank --json` and the API list them: the as-of day on each row,
+    no reason text; stale, not-firm and against-constraint rows only with `set_apart`."""
+    out = []
+    for r in rows:
+        if (r.stale or not r.firm or r.verdict in CONSTRAINT_VERDICTS) and not set_apart:
+            continue
+        d = jsonable(r.as_dict())
+        d.pop("reason", None)
+        out.append({"as_of": str(day), **d})
     return out
 
 
@@ -58,10 +75,5 @@ def rank_workload(source: queries.Source, workload: dict[str, Any], *,
     out = []
     for _, rows in rank_each([w], offers, currency=currency, usd_to_currency=usd, top=top,
                              node_shapes=registry.node_shapes(), measurements=measured):
-        for r in rows:
-            if (r.stale or not r.firm or r.verdict in CONSTRAINT_VERDICTS) and not set_apart:
-                continue
-            d = _finite(r.as_dict())
-            d.pop("reason", None)
-            out.append({"as_of": str(day), **d})
+        out += rows_as_json(day, rows, set_apart)
     return out

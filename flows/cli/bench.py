@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gpuprices.flows.cli.options import DataDir
+from gpuprices.flows.cli.user_file import read_or_exit
 from gpuprices.flows.config import settings_from
 from gpuprices.warehouse import benchmarks, db
 
@@ -30,11 +31,7 @@ def record(
     """Record measured benchmark results in the warehouse's `benchmarks` table. Every row is
     checked first (an error names each bad line, and nothing is recorded); a row recorded
     again replaces the earlier one."""
-    try:
-        rows = benchmarks.read_results(results)
-    except benchmarks.ResultsError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(2) from None
+    rows = read_or_exit(benchmarks.read_results, results, benchmarks.ResultsError)
     db_path = settings_from(data_dir).db_path
     con = db.connect(db_path)
     try:

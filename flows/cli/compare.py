@@ -16,6 +16,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.channels.ranking import jsonable
 from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
@@ -26,7 +27,6 @@ from gpuprices.flows.cli.rank_inputs import (
     date_option,
     err,
     fail,
-    jsonable,
     warehouse_today,
 )
 from gpuprices.flows.config import max_age_days as config_max_age_days

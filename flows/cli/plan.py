@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from gpuprices.flows.channels.ranking import jsonable
 from gpuprices.flows.cli.buyer_options import (
     DeadlineOption,
     DiscountsOption,
@@ -30,7 +31,6 @@ from gpuprices.flows.cli.rank_inputs import (
     date_option,
     err,
     fx_missing,
-    jsonable,
     load_workloads,
     money,
     offers_or_exit,

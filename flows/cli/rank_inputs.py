@@ -1,6 +1,7 @@
 """What the commands that rank offers share (`size`, `rank`, `plan`, `compare`, `record`): the
 workloads file, the day's offers priced by the warehouse and the recorded measurements, the
-options they spell the same way, their usage errors and JSON-safe rows."""
+options they spell the same way and their usage errors (their JSON-safe rows are
+flows/channels/ranking.py's, shared with the API)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from gpuprices.flows.cli.user_file import read_or_exit
 from gpuprices.flows.config import default_currency as config_default_currency
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.config import settings_from
@@ -30,11 +32,7 @@ WorkloadFile = Annotated[Path, typer.Argument(help="TOML file of [[workload]] ta
 
 
 def load_workloads(path: Path) -> list[Workload]:
-    try:
-        return load_known_workloads(path)
-    except WorkloadError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from None
+    return read_or_exit(load_known_workloads, path, WorkloadError)
 
 
 def data_dir_of(data_dir: Path | None) -> Path:
@@ -137,15 +135,3 @@ def fx_missing(offers: list[dict], usd_factor: float | None) -> list[str]:
     if usd_factor is None:
         missing.add("USD")
     return sorted(missing)
-
-
-def jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, float) and not math.isfinite(v):
-            out[k] = None
-        elif isinstance(v, dict):
-            out[k] = jsonable(v)
-        else:
-            out[k] = v
-    return out

@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from gpuprices.flows.channels.ranking import rows_as_json
 from gpuprices.flows.cli import rank_view
 from gpuprices.flows.cli.buyer_options import (
     DeadlineOption,
@@ -35,7 +36,6 @@ from gpuprices.flows.cli.rank_inputs import (
     err,
     fail,
     fx_missing,
-    jsonable,
     load_workloads,
     offers_or_exit,
     read_measurements,
@@ -45,7 +45,6 @@ from gpuprices.sizing import measured as meas
 from gpuprices.sizing import parallel, switches
 from gpuprices.sizing import trace as trace_engine
 from gpuprices.sizing.compat import check as compat_check
-from gpuprices.sizing.constraints import CONSTRAINT_VERDICTS
 from gpuprices.sizing.fit import verdict as fit_verdict
 from gpuprices.sizing.frameworks import profile
 from gpuprices.sizing.headline import one_line
@@ -267,15 +266,7 @@ def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = 
     not a cluster, misses the deadline, outside the regions), whatever else their verdict, only
     with `set_apart`: a plain `rank --json` holds nothing stale, no placeholder or "from" price
     and nothing outside the workloads' regions."""
-    out = []
-    for rows in ranked.values():
-        for r in rows:
-            if (r.stale or not r.firm or r.verdict in CONSTRAINT_VERDICTS) and not set_apart:
-                continue
-            d = jsonable(r.as_dict())
-            d.pop("reason", None)
-            out.append({"as_of": str(day), **d})
-    return out
+    return [d for rows in ranked.values() for d in rows_as_json(day, rows, set_apart)]
 
 
 # From this many workloads on, `rank` says how far it is (on stderr, about every 5 %).

@@ -16,12 +16,12 @@ Cells are data, printed as written: no markup is interpreted.
 from __future__ import annotations
 
 import csv
-import datetime as dt
-import decimal
 import io
 import json
 from collections.abc import Sequence
 from typing import Any
+
+from gpuprices.flows.channels.formats import plain
 
 FORMATS = ("table", "csv", "json", "markdown")
 CELL_MAX = 60  # characters of one cell in the table format (whole in csv/json/markdown)
@@ -69,27 +69,17 @@ def expanded(heads: Sequence[str], cells: Sequence[Sequence[str]], width: int) -
     return "\n".join(out)
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, dt.datetime | dt.date | dt.time | decimal.Decimal):
-        return str(v) if not isinstance(v, dt.date) else v.isoformat()
-    if isinstance(v, bytes):
-        return v.hex()
-    if isinstance(v, float) and v != v:  # NaN is not JSON
-        return None
-    return v
-
-
 def as_csv(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(names)
     for row in rows:
-        w.writerow(["" if v is None else _plain(v) for v in row])
+        w.writerow(["" if v is None else plain(v) for v in row])
     return buf.getvalue().rstrip("\n")
 
 
 def as_json(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    return json.dumps([{n: _plain(v) for n, v in zip(names, row, strict=True)} for row in rows],
+    return json.dumps([{n: plain(v) for n, v in zip(names, row, strict=True)} for row in rows],
                       indent=2, default=str)
 
 

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from gpuprices.flows.cli.options import DataDir
+from gpuprices.flows.cli.user_file import read_or_exit
 from gpuprices.flows.config import settings_from
 from gpuprices.flows.ops import notify, watching
 from gpuprices.flows.ops.warehouse_state import warehouse_problem
@@ -28,11 +29,7 @@ def watch(
     $GPUPRICES_WEBHOOK_URL; what was sent is kept in <data_dir>/watch_state.json, so an
     unchanged night sends nothing. Exit 1 when a message could not be delivered, 2 on a bad
     rules file or no warehouse."""
-    try:
-        parsed = watching.load_rules(rules)
-    except watching.WatchError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    parsed = read_or_exit(watching.load_rules, rules, watching.WatchError)
     settings = settings_from(data_dir).ensure()
     problem = warehouse_problem(settings.db_path)
     if problem:

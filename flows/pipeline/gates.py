@@ -248,6 +248,20 @@ def one_price_per_offer(offers: Iterable[Offer], ref: Reference | None = None
 COMMITTED_MODELS = ("committed", "reserved")
 
 
+def _hold_unreleased(offers: list[Offer], ref: Reference, reason: Callable[[Offer], str | None]
+                     ) -> tuple[list[Offer], list[tuple[Offer, str]]]:
+    """(kept, held): an offer is held with `reason(o)` where that names one and no reviewer's
+    release covers the offer at its price; every other offer is kept, in order."""
+    keep, held = [], []
+    for o in offers:
+        why = reason(o)
+        if why is not None and not is_released(ref, identity.of_offer(o), o.price_per_hour):
+            held.append((o, why))
+        else:
+            keep.append(o)
+    return keep, held
+
+
 def _same_offer_any_term(o: Offer) -> tuple:
     """What an on-demand row and its own commitment rows share: the thing bought, where, in
     what currency, from when (not the term, nor its pricing model or wording)."""
@@ -266,18 +280,16 @@ def _below_own_commitment(offers: list[Offer], ref: Reference
             key = _same_offer_any_term(o)
             if key not in lowest or o.price_per_hour < lowest[key].price_per_hour:
                 lowest[key] = o
-    keep, held = [], []
-    for o in offers:
+
+    def reason(o: Offer) -> str | None:
         c = lowest.get(_same_offer_any_term(o)) if o.pricing_model == "on_demand" else None
-        if (c is not None and o.price_per_hour < c.price_per_hour
-                and not is_released(ref, identity.of_offer(o), o.price_per_hour)):
-            term = f"{c.commitment_months}-month " if c.commitment_months else ""
-            held.append((o, (
-                f"commitment: on-demand {o.price_per_hour:g} {o.currency}/h is below the "
-                f"{term}{c.pricing_model} price {c.price_per_hour:g} of the same offer")))
-        else:
-            keep.append(o)
-    return keep, held
+        if c is None or not o.price_per_hour < c.price_per_hour:  # not `>=`: NaN is kept
+            return None
+        term = f"{c.commitment_months}-month " if c.commitment_months else ""
+        return (f"commitment: on-demand {o.price_per_hour:g} {o.currency}/h is below the "
+                f"{term}{c.pricing_model} price {c.price_per_hour:g} of the same offer")
+
+    return _hold_unreleased(offers, ref, reason)
 
 
 # A list price (on-demand or committed, not spot) below this share of the median price of the same
@@ -300,19 +312,17 @@ def _far_below_other_regions(offers: list[Offer], ref: Reference
         if o.pricing_model in _LIST_PRICES and o.region:
             groups.setdefault(identity.of_offer(o)._replace(region=None), []).append(
                 o.price_per_hour)
-    keep, held = [], []
-    for o in offers:
+
+    def reason(o: Offer) -> str | None:
         prices = (groups.get(identity.of_offer(o)._replace(region=None), [])
                   if o.pricing_model in _LIST_PRICES and o.region else [])
         med = statistics.median(prices) if len(prices) >= REGION_MIN else None
-        if (med is not None and o.price_per_hour < med * REGION_FLOOR
-                and not is_released(ref, identity.of_offer(o), o.price_per_hour)):
-            held.append((o, (
-                f"regions: {o.price_per_hour:g} {o.currency}/h in {o.region} is below a third "
-                f"of the median {med:g} of the same offer in {len(prices)} regions")))
-        else:
-            keep.append(o)
-    return keep, held
+        if med is None or not o.price_per_hour < med * REGION_FLOOR:
+            return None
+        return (f"regions: {o.price_per_hour:g} {o.currency}/h in {o.region} is below a third "
+                f"of the median {med:g} of the same offer in {len(prices)} regions")
+
+    return _hold_unreleased(offers, ref, reason)
 
 
 def _without_currency(ident: Identity) -> Identity:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from lxml import html as lxml_html
@@ -72,6 +73,30 @@ def html_tree(body: bytes, meta: CaptureMeta) -> Any:
         raise ParseError(meta.provider, meta.url, f"HTML has no elements ({exc})") from exc
 
 
+def tables_headed(tree: Any, header: list[str], meta: CaptureMeta) -> list[Any]:
+    """The tables whose head cells (thead th) read `header`, in page order; a ParseError (unknown
+    layout) when none does."""
+    tables = [t for t in tree.xpath("//table")
+              if [el_text(th) for th in t.xpath("./thead//th")] == header]
+    if not tables:
+        raise ParseError(meta.provider, meta.url, "unknown layout: no table with the header "
+                                                  f"{' | '.join(header)!r}")
+    return tables
+
+
+def row_cells(tables: list[Any], width: int, meta: CaptureMeta, what: str = "GPU table row"
+              ) -> Iterator[list[str]]:
+    """The cells' texts of each body row (tbody tr) of `tables`; a ParseError naming the row
+    when it has not `width` cells (the columns moved: no cell is read as another)."""
+    for table in tables:
+        for tr in table.xpath("./tbody/tr"):
+            cells = [el_text(td) for td in tr.xpath("./td")]
+            if len(cells) != width:
+                raise ParseError(meta.provider, meta.url,
+                                 f"{what} with {len(cells)} cells: {cells!r}")
+            yield cells
+
+
 def spaced_gpu_name(name: str) -> str:
     """A run-together GPU id as some APIs write it, in the words the GPU table knows:
     "RTX6000Ada" -> "RTX 6000 Ada", "RTXPro6000" -> "RTX Pro 6000", "A100_80G" -> "A100 80GB",
@@ -83,3 +108,20 @@ def spaced_gpu_name(name: str) -> str:
     text = re.sub(r"(?i)pro(?=\d)", "Pro ", text)
     text = re.sub(r"(?i)(\d)(ada|ti)\b", r"\1 \2", text)
     return re.sub(r"\s+", " ", text).strip()
+
+
+# Interconnect words (Shadeform's `interconnect`, Sesterce's `configuration.interconnect`) that
+# name a GPU's form factor, as the GPU table spells it.
+_FORM = {"sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "pcie": "PCIe"}
+
+
+def gpu_with_form(name: str, interconnect: object) -> str:
+    """A run-together GPU id in the GPU table's words (spaced_gpu_name), with the form factor
+    its interconnect field names where that tells parts apart."""
+    words = spaced_gpu_name(name)
+    form = _FORM.get(str(interconnect or "").lower())
+    # The form factor only tells parts apart where the family has both (A100, H100); an
+    # "RTX 6000 Ada" with an sxm5 interconnect field is still the PCIe card.
+    if form and re.match(r"(?i)^(A100|H100)\b", words) and "nvl" not in words.lower():
+        words = f"{words} {form}"
+    return words

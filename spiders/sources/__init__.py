@@ -16,8 +16,12 @@ data means it is testable without a network or a reactor.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuprices.spiders.archive import Capture
 
 
 @dataclass(frozen=True)
@@ -29,3 +33,15 @@ class RequestSpec:
     browser: bool = False  # render in headless Chromium (scrapy-playwright); archive the DOM
     max_bytes: int | None = None  # override of the response size bound (huge AWS offer files)
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+def json_field(capture: Capture, key: str) -> Any:
+    """`key` of a fetched answer's JSON object, what a `follow` reads the next page off; None
+    when the fetch failed (status not 200), the body is not JSON, or not an object."""
+    if capture.status != 200:
+        return None
+    try:
+        data = json.loads(capture.body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data.get(key) if isinstance(data, dict) else None

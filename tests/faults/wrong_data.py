@@ -16,7 +16,6 @@ import json
 import re
 from pathlib import Path
 
-import duckdb
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -29,6 +28,7 @@ from gpuprices.spiders.archive import Capture, append_captures
 from gpuprices.spiders.importer import import_capture, parse_timestamp
 from gpuprices.warehouse import lake
 from tests.conftest import manifest_rows
+from tests.warehouse_rows import query as query  # wd.query: the fault tests and probes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,14 +128,6 @@ def replay(settings: Settings, provider: str, spec: str = "all") -> list[DayResu
     with contextlib.redirect_stdout(io.StringIO()):
         loading.load(settings, results, pipeline.new_run_id())
     return results
-
-
-def query(settings: Settings, sql: str, *params) -> list[tuple]:
-    con = duckdb.connect(str(settings.db_path), read_only=True)
-    try:
-        return con.execute(sql, list(params)).fetchall()
-    finally:
-        con.close()
 
 
 def edit_partition_by_hand(settings: Settings, day: dt.date, provider: str,

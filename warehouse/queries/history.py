@@ -6,20 +6,26 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gpuprices.warehouse.queries.source import Source, arrow, out, reading
+from gpuprices.warehouse.queries.source import Source, arrow, out, reading, unless_none
 
-_HISTORY = """
+_HISTORY = f"""
 SELECT * FROM offer_history
-WHERE ($offer_id IS NULL OR offer_id = $offer_id)
-  AND ($provider IS NULL OR provider = $provider)
-  AND ($sku IS NULL OR sku = $sku)
-  AND ($region IS NULL OR region = $region)
-  AND ($gpu_model IS NULL OR gpu_model = $gpu_model)
-  AND ($pricing_model IS NULL OR pricing_model = $pricing_model)
+WHERE {unless_none("offer_id", "provider", "sku", "region", "gpu_model", "pricing_model")}
 ORDER BY provider, sku, region NULLS FIRST, pricing_model, commitment_months NULLS FIRST,
          offer_id, valid_from
 LIMIT $limit
-"""
+"""  # noqa: S608 (our constants)
+
+_CHANGES = f"""
+SELECT * FROM price_changes
+WHERE {unless_none("gpu_model", "provider", "pricing_model")}
+  AND ($days IS NULL OR new_date > coalesce($as_of::DATE,
+      (SELECT as_of FROM latest_snapshot)) - $days::INTEGER)
+  AND new_date <= coalesce($as_of::DATE, (SELECT as_of FROM latest_snapshot))
+ORDER BY new_date DESC, abs(pct_change) DESC, provider, sku, region NULLS FIRST,
+         pricing_model, offer_id
+LIMIT $limit
+"""  # noqa: S608 (our constants)
 
 
 def offer_history(source: Source, *, offer_id: int | None = None, provider: str | None = None,
@@ -43,16 +49,7 @@ def price_changes(source: Source, *, days: int | None = 7, gpu_model: str | None
     """price_changes whose new price was first seen in the `days` days up to `as_of` (default:
     the warehouse's today, latest_snapshot.as_of; days=None: all), newest first, largest move
     first within a day."""
-    sql = ("SELECT * FROM price_changes WHERE"
-           " ($gpu_model IS NULL OR gpu_model = $gpu_model)"
-           " AND ($provider IS NULL OR provider = $provider)"
-           " AND ($pricing_model IS NULL OR pricing_model = $pricing_model)"
-           " AND ($days IS NULL OR new_date > coalesce($as_of::DATE,"
-           "      (SELECT as_of FROM latest_snapshot)) - $days::INTEGER)"
-           " AND new_date <= coalesce($as_of::DATE, (SELECT as_of FROM latest_snapshot))"
-           " ORDER BY new_date DESC, abs(pct_change) DESC, provider, sku, region NULLS FIRST,"
-           " pricing_model, offer_id LIMIT $limit")
     params = {"gpu_model": gpu_model, "provider": provider, "pricing_model": pricing_model,
               "days": days, "as_of": as_of, "limit": limit}
     with reading(source, timeout_s) as con:
-        return out(arrow(con, sql, params), pandas)
+        return out(arrow(con, _CHANGES, params), pandas)

@@ -9,30 +9,26 @@ from typing import Any
 
 import pyarrow as pa
 
-from gpuprices.warehouse.queries.source import Source, arrow, out, reading
+from gpuprices.warehouse.queries.source import Source, arrow, out, reading, unless_none
 from gpuprices.warehouse.regions import country_of
 
-# Whole statements, parameters only (no SQL is ever assembled from text): a None parameter
-# does not filter.
-_CHEAPEST = """
+# Whole statements, parameters only (composed once, from our own column names: no caller's text
+# ever reaches SQL): a None parameter does not filter.
+_FILTERS = unless_none("gpu_model", "provider", "pricing_model")
+_CHEAPEST = f"""
 SELECT * FROM cheapest_now
-WHERE ($gpu_model IS NULL OR gpu_model = $gpu_model)
-  AND ($provider IS NULL OR provider = $provider)
-  AND ($pricing_model IS NULL OR pricing_model = $pricing_model)
+WHERE {_FILTERS}
 ORDER BY price_per_gpu_hour_usd NULLS LAST, gpu_model, pricing_model
 LIMIT $limit
-"""
+"""  # noqa: S608 (our constants)
 
 # The country is read in Python (regions.csv): with a country filter the limit applies after it.
 # fx_factor once per currency and snapshot date, not per row: a third of the time of /offers/now
 # (bench/api_load.py).
-_OFFERS = """
+_OFFERS = f"""
 WITH o AS (
     SELECT * FROM latest_offers
-    WHERE ($gpu_model IS NULL OR gpu_model = $gpu_model)
-      AND ($provider IS NULL OR provider = $provider)
-      AND ($pricing_model IS NULL OR pricing_model = $pricing_model)
-      AND ($region IS NULL OR region = $region)
+    WHERE {_FILTERS} AND {unless_none("region")}
 ),
 usd AS (
     SELECT currency, snapshot_date, fx_factor(currency, 'USD', snapshot_date) AS factor
@@ -43,7 +39,7 @@ FROM o LEFT JOIN usd USING (currency, snapshot_date)
 ORDER BY gpu_model, pricing_model, price_per_gpu_hour_usd NULLS LAST, provider, sku,
          region NULLS FIRST, commitment_months NULLS FIRST, raw_sha256
 LIMIT $limit
-"""
+"""  # noqa: S608 (our constants)
 
 
 def _filters(gpu_model: str | None, provider: str | None, pricing_model: str | None

@@ -58,6 +58,15 @@ def reading(source: Source, timeout_s: float | None = None
             con.close()
 
 
+def unless_none(*columns: str) -> str:
+    """A WHERE condition: each column equals the parameter of its name ($column), unless that
+    parameter is NULL (None does not filter). The names are a module's own constants, checked
+    to be plain names, never a caller's text: values reach SQL only as parameters."""
+    if not columns or not all(c.isidentifier() for c in columns):
+        raise ValueError(f"not column names: {columns!r}")
+    return " AND ".join(f"(${c} IS NULL OR {c} = ${c})" for c in columns)
+
+
 def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
           ) -> pa.Table:
     """`sql` with the named parameters ($name) it uses, as an Arrow table."""

@@ -11,12 +11,11 @@ Windows rows too: the parser decides what is an offer, the archive keeps what Az
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from urllib.parse import quote
 
 from gpuprices.spiders.archive import Capture
-from gpuprices.spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec, json_field
 
 API = "https://prices.azure.com/api/retail/prices"
 API_VERSION = "2023-01-01-preview"
@@ -41,13 +40,7 @@ def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
 
 def follow(capture: Capture) -> list[RequestSpec]:
     """The next page while the response names one (`NextPageLink` absent or null at the end)."""
-    if capture.status != 200:
-        return []
-    try:
-        data = json.loads(capture.body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return []
-    nxt = data.get("NextPageLink") if isinstance(data, dict) else None
+    nxt = json_field(capture, "NextPageLink")
     if not nxt:
         return []
     return [RequestSpec(url=str(nxt), headers={"Accept": "application/json"})]

@@ -10,12 +10,11 @@ than a page answers `page.next_offset`, which `follow` asks for (the H100 book h
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from gpuprices.spiders.archive import Capture
-from gpuprices.spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec, json_field
 
 LISTINGS_URL = "https://compute-pulse.com/api/listings"
 SUPPLY_URL = ("https://compute-pulse.com/api/supply?intent=selling&include_ended=false"
@@ -49,13 +48,9 @@ def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
 def follow(capture: Capture) -> list[RequestSpec]:
     """The next page of a listings book, from the answer's `page.next_offset`."""
     slug = slug_of(capture.url)
-    if capture.status != 200 or not slug or not urlsplit(capture.url).path.endswith("/listings"):
+    if not slug or not urlsplit(capture.url).path.endswith("/listings"):
         return []
-    try:
-        page = json.loads(capture.body).get("page") or {}
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return []
-    nxt = page.get("next_offset")
+    nxt = (json_field(capture, "page") or {}).get("next_offset")
     if not isinstance(nxt, int) or nxt <= 0:
         return []
     return [RequestSpec(url=listings_url(slug, nxt), headers={"Accept": "application/json"})]

@@ -21,7 +21,13 @@ from __future__ import annotations
 import re
 
 from gpuprices.spiders.parsers import ParseError
-from gpuprices.spiders.parsers._util import el_text, html_tree, parse_price, skip_unpriced
+from gpuprices.spiders.parsers._util import (
+    html_tree,
+    parse_price,
+    row_cells,
+    skip_unpriced,
+    tables_headed,
+)
 from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 from gpuprices.warehouse.gpus import canonical_gpu
 
@@ -34,40 +40,26 @@ _MEM = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$", re.I)
 _MINUTE_S = 60
 
 
-def _header(table) -> list[str]:
-    return [el_text(th) for th in table.xpath("./thead//th")]
-
-
 def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
-    tree = html_tree(body, meta)
-    tables = [t for t in tree.xpath("//table") if _header(t) == HEADER]
-    if not tables:
-        raise ParseError(PROVIDER, meta.url,
-                         "unknown layout: no table with the header 'GPU | Memory | Price'")
+    tables = tables_headed(html_tree(body, meta), HEADER, meta)
     out: list[Offer] = []
-    for table in tables:
-        for tr in table.xpath("./tbody/tr"):
-            cells = [el_text(td) for td in tr.xpath("./td")]
-            if len(cells) != 3:
-                raise ParseError(PROVIDER, meta.url, f"GPU table row with {len(cells)} cells: "
-                                                     f"{cells!r}")
-            gpu, memory, price_text = cells
-            m = _PER_GPU_HOUR.search(price_text)
-            price = parse_price(m.group(1)) if m else None
-            if price is None:
-                skip_unpriced(price_text, "GPU-hour price")
-                continue
-            mem = _MEM.match(memory)
-            out.append(make_offer(
-                meta, sku=f"{gpu} {memory}".strip(), gpu_model=canonical_gpu(f"{gpu} {memory}"),
-                gpu_count=1, price_per_hour=price, pricing_model="on_demand",
-                gpu_memory_gb=float(mem.group(1)) if mem else None,
-                billing_increment_s=_MINUTE_S,
-                extra={"source": "page", "layout": "gpu-table", "gpu_wording": gpu,
-                       "memory_wording": memory, "price_wording": price_text,
-                       "price_basis": "per_gpu_hour", "product": "Custom LLMs",
-                       "service": "dedicated_inference_deployment"},
-            ))
+    for gpu, memory, price_text in row_cells(tables, len(HEADER), meta):
+        m = _PER_GPU_HOUR.search(price_text)
+        price = parse_price(m.group(1)) if m else None
+        if price is None:
+            skip_unpriced(price_text, "GPU-hour price")
+            continue
+        mem = _MEM.match(memory)
+        out.append(make_offer(
+            meta, sku=f"{gpu} {memory}".strip(), gpu_model=canonical_gpu(f"{gpu} {memory}"),
+            gpu_count=1, price_per_hour=price, pricing_model="on_demand",
+            gpu_memory_gb=float(mem.group(1)) if mem else None,
+            billing_increment_s=_MINUTE_S,
+            extra={"source": "page", "layout": "gpu-table", "gpu_wording": gpu,
+                   "memory_wording": memory, "price_wording": price_text,
+                   "price_basis": "per_gpu_hour", "product": "Custom LLMs",
+                   "service": "dedicated_inference_deployment"},
+        ))
     if not out:
         raise ParseError(PROVIDER, meta.url,
                          "the 'GPU | Memory | Price' table holds no '$X / GPU-hour' price")

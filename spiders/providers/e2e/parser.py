@@ -40,7 +40,13 @@ import json
 import re
 
 from gpuprices.spiders.parsers import ParseError
-from gpuprices.spiders.parsers._util import el_text, html_tree, parse_price, skip_unpriced
+from gpuprices.spiders.parsers._util import (
+    html_tree,
+    parse_price,
+    row_cells,
+    skip_unpriced,
+    tables_headed,
+)
 from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 from gpuprices.warehouse.gpus import canonical_gpu
 
@@ -96,20 +102,13 @@ def inr_offers(tree, meta: CaptureMeta) -> dict[tuple[str, int], dict]:
 
 def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
     tree = html_tree(body, meta)
-    tables = [t for t in tree.xpath("//table")
-              if [el_text(th) for th in t.xpath("./thead//th")] == HEADER]
-    if not tables:
-        raise ParseError(PROVIDER, meta.url, "unknown layout: no table with the header "
-                                             f"{' | '.join(HEADER)!r}")
+    tables = tables_headed(tree, HEADER, meta)
     if FOOTNOTE not in " ".join(tree.text_content().split()):
         raise ParseError(PROVIDER, meta.url,
                          f"the footnote {FOOTNOTE!r} is missing: the table's unit is unknown")
     ld = inr_offers(tree, meta)
     out: list[Offer] = []
-    for tr in tables[0].xpath("./tbody/tr"):
-        cells = [el_text(td) for td in tr.xpath("./td")]
-        if len(cells) != len(HEADER):
-            raise ParseError(PROVIDER, meta.url, f"table row with {len(cells)} cells: {cells!r}")
+    for cells in row_cells(tables[:1], len(HEADER), meta, "table row"):
         item, vram_text, vcpu_text, ram_text, hourly, monthly, annually = cells
         vram = _num(vram_text)
         if vram is None:

@@ -23,7 +23,13 @@ from __future__ import annotations
 import re
 
 from gpuprices.spiders.parsers import ParseError
-from gpuprices.spiders.parsers._util import el_text, html_tree, parse_price, skip_unpriced
+from gpuprices.spiders.parsers._util import (
+    html_tree,
+    parse_price,
+    row_cells,
+    skip_unpriced,
+    tables_headed,
+)
 from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 from gpuprices.warehouse.gpus import canonical_gpu
 
@@ -48,39 +54,28 @@ def _price(text: str) -> float | None:
 
 
 def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
-    tree = html_tree(body, meta)
-    tables = [t for t in tree.xpath("//table")
-              if [el_text(th) for th in t.xpath("./thead//th")] == HEADER]
-    if not tables:
-        raise ParseError(PROVIDER, meta.url, "unknown layout: no table with the header "
-                                             "'GPU | VRAM | List Price | As low as'")
+    tables = tables_headed(html_tree(body, meta), HEADER, meta)
     out: list[Offer] = []
-    for table in tables:
-        for tr in table.xpath("./tbody/tr"):
-            cells = [el_text(td) for td in tr.xpath("./td")]
-            if len(cells) != 4:
-                raise ParseError(PROVIDER, meta.url,
-                                 f"GPU table row with {len(cells)} cells: {cells!r}")
-            gpu, vram, list_text, floor_text = cells
-            price = _price(list_text)
-            if price is None:
-                skip_unpriced(list_text, "list price")
-                continue
-            wording = f"{gpu} {vram}".strip()
-            mem = _MEM.match(vram)
-            extra = {"source": "page", "layout": "gpu-table", "gpu_wording": gpu,
-                     "memory_wording": vram, "price_wording": list_text,
-                     "price_basis": "per_gpu_hour", "product": "Serverless & Compute",
-                     "service": "serverless_app_compute"}
-            floor = _price(floor_text)
-            if floor is not None:
-                extra["as_low_as"] = floor  # contact-sales floor, not a list rate
-            out.append(make_offer(
-                meta, sku=wording, gpu_model=canonical_gpu(_WORDING.get(wording, wording)),
-                gpu_count=1, price_per_hour=price, pricing_model="on_demand",
-                gpu_memory_gb=float(mem.group(1)) if mem else None,
-                billing_increment_s=_SECOND_S, extra=extra,
-            ))
+    for gpu, vram, list_text, floor_text in row_cells(tables, len(HEADER), meta):
+        price = _price(list_text)
+        if price is None:
+            skip_unpriced(list_text, "list price")
+            continue
+        wording = f"{gpu} {vram}".strip()
+        mem = _MEM.match(vram)
+        extra = {"source": "page", "layout": "gpu-table", "gpu_wording": gpu,
+                 "memory_wording": vram, "price_wording": list_text,
+                 "price_basis": "per_gpu_hour", "product": "Serverless & Compute",
+                 "service": "serverless_app_compute"}
+        floor = _price(floor_text)
+        if floor is not None:
+            extra["as_low_as"] = floor  # contact-sales floor, not a list rate
+        out.append(make_offer(
+            meta, sku=wording, gpu_model=canonical_gpu(_WORDING.get(wording, wording)),
+            gpu_count=1, price_per_hour=price, pricing_model="on_demand",
+            gpu_memory_gb=float(mem.group(1)) if mem else None,
+            billing_increment_s=_SECOND_S, extra=extra,
+        ))
     if not out:
         raise ParseError(PROVIDER, meta.url, "the GPU table holds no '$X/h' list price")
     return out

@@ -10,13 +10,12 @@ archived URLs, logs and ParseErrors only ever show the key-less URL.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from urllib.parse import quote
 
 from gpuprices.spiders.archive import Capture
-from gpuprices.spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec, json_field
 
 PAGE = "https://cloud.google.com/compute/gpus-pricing"
 SKUS = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
@@ -42,13 +41,7 @@ def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
 def follow(capture: Capture, env: Mapping[str, str] | None = None) -> list[RequestSpec]:
     """The next SKU page while the response carries a non-empty nextPageToken. The key is read
     again from the environment: it is never stored with the capture."""
-    if capture.status != 200 or not capture.url.startswith(SKUS):
-        return []
-    try:
-        data = json.loads(capture.body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return []
-    token = data.get("nextPageToken") if isinstance(data, dict) else None
+    token = json_field(capture, "nextPageToken") if capture.url.startswith(SKUS) else None
     if not token:
         return []
     key = ((env if env is not None else os.environ).get(KEY_ENV) or "").strip()

@@ -4,12 +4,11 @@ api.demo.gpu.ai). About 272 rows, 200 a page (../shared/PROVIDERS_MORE2.md, GPU.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from gpuprices.spiders.archive import Capture
-from gpuprices.spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec, json_field
 
 PRICING_URL = "https://api.gpu.ai/v1/pricing"
 LIMIT = 200  # rows per page the API serves (PROVIDERS_MORE2.md, GPU.ai)
@@ -26,12 +25,7 @@ def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
 
 def follow(capture: Capture) -> list[RequestSpec]:
     """The next page, from the answer's `next_cursor`."""
-    if capture.status != 200:
-        return []
-    try:
-        cursor = json.loads(capture.body).get("next_cursor")
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return []
+    cursor = json_field(capture, "next_cursor")
     if not isinstance(cursor, str) or not cursor:
         return []
     return [RequestSpec(url=page_url(cursor), headers={"Accept": "application/json"})]

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from gpuprices.spiders.parsers import ParseError, skip_row
-from gpuprices.spiders.parsers._util import parse_price, spaced_gpu_name
+from gpuprices.spiders.parsers._util import gpu_with_form, parse_price
 from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 from gpuprices.warehouse.gpus import canonical_gpu
 
@@ -32,7 +32,6 @@ PROVIDER = "sesterce"
 SELLER = "Sesterce"
 _CHUNK = re.compile(r'self\.__next_f\.push\(\[1,"((?:[^"\\]|\\.)*)"\]\)', re.S)
 _KEY = '"filteredOffers":'
-_FORM = {"sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "pcie": "PCIe"}
 
 
 def book(body: bytes, meta: CaptureMeta) -> list[dict[str, Any]]:
@@ -71,11 +70,8 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
 
 
 def gpu_wording(e: dict[str, Any]) -> str:
-    words = spaced_gpu_name(str(e.get("gpuName") or ""))
-    form = _FORM.get(str((e.get("configuration") or {}).get("interconnect") or "").lower())
-    if form and re.match(r"(?i)^(A100|H100)\b", words) and "nvl" not in words.lower():
-        words = f"{words} {form}"
-    return words
+    return gpu_with_form(str(e.get("gpuName") or ""),
+                         (e.get("configuration") or {}).get("interconnect"))
 
 
 def _offer(e: dict[str, Any], meta: CaptureMeta) -> list[Offer]:

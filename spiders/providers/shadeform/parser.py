@@ -29,7 +29,7 @@ from typing import Any
 
 from gpuprices.spiders import resold
 from gpuprices.spiders.parsers import ParseError, skip_row
-from gpuprices.spiders.parsers._util import spaced_gpu_name
+from gpuprices.spiders.parsers._util import gpu_with_form
 from gpuprices.warehouse.contract import CaptureMeta, Offer, make_offer
 from gpuprices.warehouse.gpus import canonical_gpu
 
@@ -38,8 +38,6 @@ SELLER = "Shadeform"
 CENTS_PER_DOLLAR = 100
 _ENTRY = re.compile(r'\{"cloud":"[^"]*".*?"deployment_type":"[^"]*"\}', re.S)
 _DEHYDRATED = re.compile(r'"dehydratedAt":(\d{10,})')
-# Interconnect words Shadeform writes that name a GPU's form factor, as the GPU table spells it.
-_FORM = {"sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "pcie": "PCIe"}
 # Accelerators the GPU table (warehouse/gpus.csv) does not hold, with why they stay unmapped.
 UNMAPPED = {
     "A16": "NVIDIA A16 is a four-GPU virtual-desktop board (16 GB per GPU) with no training "
@@ -78,13 +76,7 @@ def parse(body: bytes, meta: CaptureMeta) -> list[Offer]:
 
 def gpu_wording(entry: dict[str, Any]) -> str:
     """Shadeform's gpu_type with its form factor, in words the GPU table knows."""
-    words = spaced_gpu_name(str(entry.get("gpu_type") or ""))
-    form = _FORM.get(str(entry.get("interconnect") or "").lower())
-    # The form factor only tells parts apart where the family has both (A100, H100); an
-    # "RTX 6000 Ada" with an sxm5 interconnect field is still the PCIe card.
-    if form and re.match(r"(?i)^(A100|H100)\b", words) and "nvl" not in words.lower():
-        words = f"{words} {form}"
-    return words
+    return gpu_with_form(str(entry.get("gpu_type") or ""), entry.get("interconnect"))
 
 
 def _entry(e: dict[str, Any], meta: CaptureMeta, dehydrated: str | None) -> list[Offer]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from urllib.parse import parse_qs, quote, urlsplit
 
 from gpuprices.spiders.archive import Capture
-from gpuprices.spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec, json_field
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 # Offers asked for per page, as the recording project asked (PROVIDERS_MORE.md, Vast.ai; the
@@ -64,12 +64,9 @@ def start_requests(env: Mapping[str, str]) -> list[RequestSpec]:
 def follow(capture: Capture) -> list[RequestSpec]:
     """The descending window of a book whose ascending page came back full."""
     q = query_of(capture.url)
-    if capture.status != 200 or not q or q.get("order") != [["dph_total", "asc"]]:
+    if not q or q.get("order") != [["dph_total", "asc"]]:
         return []
-    try:
-        offers = json.loads(capture.body).get("offers")
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        return []
+    offers = json_field(capture, "offers")
     if not isinstance(offers, list) or len(offers) < LIMIT:
         return []
     desc = {**q, "order": [["dph_total", "desc"]]}

@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from gpuprices.spiders.archive import Capture
-from gpuprices.spiders.sources import RequestSpec
+from gpuprices.spiders.sources import RequestSpec, json_field
 
 API = "https://cloud-api.voltagepark.com/api/v1"
 LOCATIONS_URL = f"{API}/bare-metal/locations"
@@ -38,13 +37,7 @@ def _with_page(url: str, page: int) -> str:
 
 def follow(capture: Capture) -> list[RequestSpec]:
     """The next locations page while the answer says `has_next` (pages counted from 1)."""
-    if capture.status != 200 or not capture.url.startswith(LOCATIONS_URL):
-        return []
-    try:
-        data = json.loads(capture.body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return []
-    if not isinstance(data, dict) or data.get("has_next") is not True:
+    if not capture.url.startswith(LOCATIONS_URL) or json_field(capture, "has_next") is not True:
         return []
     current = parse_qs(urlsplit(capture.url).query).get("page", ["1"])[-1]
     page = int(current) + 1 if current.isdigit() else 2
