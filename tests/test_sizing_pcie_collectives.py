@@ -5,6 +5,7 @@ import pytest
 
 from gpuprices.sizing.throughput import (
     PCIE_COLLECTIVE_GBS,
+    PCIE_NO_P2P_COLLECTIVE_GBS,
     comm_bytes_per_step,
     estimate_throughput,
     link_bandwidth,
@@ -25,9 +26,13 @@ def _full_8b(**kw):
 
 
 def test_pcie_boxes_collect_at_the_nccl_rate_not_the_link_rate():
-    assert link_bandwidth(GPUS["RTX6000ADA-48GB"], 8, 1) == ("pcie", PCIE_COLLECTIVE_GBS["gen4"])
-    assert link_bandwidth(GPUS["RTX-PRO-6000-96GB"], 8, 1) == ("pcie",
-                                                                PCIE_COLLECTIVE_GBS["gen5"])
+    assert link_bandwidth(GPUS["RTX6000ADA-48GB"], 8, 1, p2p=True) == (
+        "pcie", PCIE_COLLECTIVE_GBS["gen4"])
+    assert link_bandwidth(GPUS["RTX-PRO-6000-96GB"], 8, 1, p2p=True) == (
+        "pcie", PCIE_COLLECTIVE_GBS["gen5"])
+    # without peer-to-peer access (the default) the host-staged rate
+    assert link_bandwidth(GPUS["RTX6000ADA-48GB"], 8, 1) == (
+        "pcie", PCIE_NO_P2P_COLLECTIVE_GBS["gen4"])
     assert PCIE_COLLECTIVE_GBS["gen4"] < 32 and PCIE_COLLECTIVE_GBS["gen5"] < 64
     kind, gbs = link_bandwidth(GPUS["H100-SXM-80GB"], 8, 1)
     assert kind == "nvlink" and gbs == 450
@@ -52,7 +57,7 @@ def test_short_micro_batches_on_pcie_lose_to_their_collectives_and_nvlink_does_n
     # the scaling is compute / step of the overlap model, with the bytes of the FSDP step
     per_gpu = ada.tokens_per_s_per_gpu / ada.scaling_efficiency
     t_comp = 1024 / per_gpu
-    t_comm = comm_bytes_per_step(w, 8) / (PCIE_COLLECTIVE_GBS["gen4"] * 1e9)
+    t_comm = comm_bytes_per_step(w, 8) / (PCIE_NO_P2P_COLLECTIVE_GBS["gen4"] * 1e9)
     assert abs(ada.scaling_efficiency - t_comp / overlapped_step(w, t_comp, t_comm)) < 1e-9
 
 
