@@ -30,9 +30,10 @@ sys.path.insert(0, str(ROOT))
 from accuracy_targets import print_targets  # noqa: E402
 from calibration_rows import PEFT_SEQ_ASSUMED, row_to_workload  # noqa: E402
 from long_context import print_long_context  # noqa: E402
+from pcie_cards import print_pcie_cards  # noqa: E402
 
 from gpuprices.sizing import fit  # noqa: E402
-from gpuprices.sizing.efficiency import efficiency_for, gpu_class  # noqa: E402
+from gpuprices.sizing.efficiency import efficiency_for, gpu_class, size_factor  # noqa: E402
 from gpuprices.sizing.memory import estimate_memory  # noqa: E402
 from gpuprices.sizing.throughput import estimate_throughput  # noqa: E402
 from gpuprices.sizing.workload import workload_from_dict  # noqa: E402
@@ -163,7 +164,11 @@ def tokens_per_s_by_class(res: dict, path: Path = CLASS_CSV) -> list[dict]:
         add(t["gpu"], _pct(t["est"] * scale, t["measured"]), t["err"], True)
     for r in csv.DictReader(path.open(newline="")):
         g, meas = r["gpu_model"], float(r["measured_hfu"])
-        after = efficiency_for(gpus[g]).hfu
+        eff = efficiency_for(gpus[g])
+        after = eff.hfu
+        if r.get("params_b"):  # moved along the size trend, as the estimate does
+            after *= size_factor(float(r["params_b"]) * 1e9, eff.gpu_class,
+                                 eff.reference_params)[0]
         add(g, _pct(_hfu_before(g), meas), _pct(after, meas), r["in_efficiency_table"] == "yes")
     out = []
     for cls, c in sorted(by_class.items()):
@@ -220,6 +225,7 @@ def main() -> None:
     print(f"(PEFT rows: sequence length {PEFT_SEQ_ASSUMED} tokens is an assumption)")
     _print_memory_by_source(res)
     print_tokens_per_s_by_class(res)
+    print_pcie_cards()
     _print_margin(s)
     print_targets(res, s, tokens_per_s_by_class(res))
     print_long_context()
