@@ -138,7 +138,7 @@ def size_factor(params: float, cls: str,
     if abs(factor - 1) < 1e-9:
         return 1.0, ""
     return factor, (f"x {factor:.2f} for model size ({params / 1e9:.3g}B params against the "
-                    f"{ref / 1e9:.3g}B the class value was measured at; PyTorch FSDP blog "
+                    f"{ref / 1e9:.3g}B the value stands for; PyTorch FSDP blog "
                     f"Table 1: +{SIZE_TREND_PER_DECADE:.1%} per decade, 1B-70B)")
 
 
