@@ -5,6 +5,8 @@ measurement distinguishes them) and carries its public source. `basis` says what
 measurement it is:
 
 * `training`: a published training run's utilisation on that class (the value is used as is);
+* `small-model`: a training run of the class, but only of a sub-1B model (GPT-2 124M); used,
+  moved along the size trend from 124M (clamped to 1B), and flagged assumed;
 * `gemm-derived`: no published training run was found; the value scales the Hopper training
   HFU by how close the class's own measured BF16 matmul gets to its datasheet peak, against how
   close the H100's does (same benchmark). Consumer cards reach their (FP32-accumulate) peak in
@@ -27,7 +29,10 @@ code was timed on the card and on the H100 with the same model (sizing/same_stac
 `same_stack_ratio`), the card's HFU is the Hopper class HFU x (the card's HFU / the H100's HFU
 in that code). The Ada cards have such rows (LLMQ, 1.5B-7B); the RTX 4090's 124M nanoGPT run
 then only covers Ada cards without one. A card that borrows another card's rows (`proxy_of`:
-the RTX 6000 Ada takes the L40S's) is flagged assumed.
+the RTX 6000 Ada takes the L40S's) is flagged assumed. The reference may be the A100 instead
+(whyNLP/tinyllama timed TinyLlama 1.1B on the RTX 3090, RTX A6000 and A100 in one code): the
+card's HFU is then the Ampere DC row's x the ratio. A same-stack HFU moved along the size trend
+is capped at what the card's plain matmul reaches (`hfu_ceiling`).
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ SAME_STACK_BASIS = "same-stack"
 # The same, measured on another card of the same die (proxy_of): assumed.
 PROXY_BASIS = "proxy-card"
 MEASURED_BASES = (MEASURED_BASIS, SAME_STACK_BASIS)
+# A training measurement of the class made only on a sub-1B model (GPT-2 124M): the size trend
+# starts at 1B, so how the value carries to a 7B is not measured: assumed.
+SMALL_MODEL_BASIS = "small-model"
 
 
 @dataclass(frozen=True)
@@ -65,7 +73,7 @@ class Efficiency:
     hfu: float
     source: str
     assumed: bool  # no published training measurement for this class (and method)
-    basis: str  # training | same-stack | proxy-card | gemm-derived | fallback
+    basis: str  # training | same-stack | proxy-card | small-model | gemm-derived | fallback
     # The model size (parameters) the value stands for, when it is not the class's
     # (REFERENCE_PARAMS): a same-stack value stands at the Hopper row's size.
     reference_params: float | None = None
@@ -116,9 +124,10 @@ SIZE_TREND_PIVOT = 7e9
 # The model size each class's training row was measured at (its source in gpu_efficiency.csv):
 # hopper / ampere-dc are medians of llm-foundry's MPT 1B-70B rows (the 4th of 7 sizes: 7B);
 # blackwell-gddr is derived from the hopper value; ada GPT-2 124M (nanoGPT); cdna3 Llama 3 8B;
-# blackwell-dc Llama 3 70B. ampere-gddr's modula run states no model size: not rescaled.
+# blackwell-dc Llama 3 70B; ampere-gddr GPT-2 124M (the same 43.4% on the A10 in llm.c's 124M
+# run, karpathy/llm.c#621; the modula run states no size).
 REFERENCE_PARAMS = {"hopper": 7e9, "ampere-dc": 7e9, "blackwell-gddr": 7e9, "ada": 0.124e9,
-                    "cdna3": 8.03e9, "blackwell-dc": 70.6e9}
+                    "cdna3": 8.03e9, "blackwell-dc": 70.6e9, "ampere-gddr": 0.124e9}
 
 
 def _size_level(params: float) -> float:
@@ -206,41 +215,63 @@ def row_hfu_ratio(r: dict[str, str]) -> float:
             * ref.bf16_dense_tflops / card.bf16_dense_tflops)
 
 
-def same_stack_ratio(gpu_model: str) -> tuple[float, str, str, str] | None:
-    """(median HFU ratio to the H100 over the card's rows, the card measured, its sizes,
-    source) or None when the card has no rows; a proxy row takes its proxy card's."""
+def same_stack_ratio(gpu_model: str) -> tuple[float, str, str, str, str] | None:
+    """(median HFU ratio to the reference card over the card's rows, the card measured, its
+    sizes, source, the reference card) or None when the card has no rows; a proxy row takes its
+    proxy card's. A card's rows share one reference card (the H100 for LLMQ, the A100 for
+    whyNLP/tinyllama)."""
     rows = same_stack_rows().get(gpu_model)
     if not rows:
         return None
     proxy = rows[0]["proxy_of"]
     if proxy:
         got = same_stack_ratio(proxy)
-        return (got[0], proxy, got[2], f"{rows[0]['source']}; {got[3]}") if got else None
+        return ((got[0], proxy, got[2], f"{rows[0]['source']}; {got[3]}", got[4])
+                if got else None)
+    refs = {r["ref_gpu_model"] for r in rows}
+    if len(refs) != 1:
+        raise ValueError(
+            f"{SAME_STACK_CSV_PATH.name}: {gpu_model} rows mix reference cards {refs}")
     ratios = sorted(row_hfu_ratio(r) for r in rows)
     sizes = sorted(float(r["params_b"]) for r in rows)
     src = rows[0]["source"].split(",")[0]
+    ref = refs.pop()
     return (statistics.median(ratios), gpu_model, f"{sizes[0]:g}-{sizes[-1]:g}B",
-            f"{src}: {len(rows)} models, HFU ratio to the H100 "
-            + ", ".join(f"{x:.2f}" for x in ratios))
+            f"{src}: {len(rows)} model{'s' if len(rows) > 1 else ''}, HFU ratio to the "
+            f"{ref} " + ", ".join(f"{x:.2f}" for x in ratios), ref)
 
 
 def _same_stack_efficiency(gpu: GpuModel, cls: str) -> Efficiency | None:
-    """The card's own training measurement against the H100's (same_stack_ratio) on the
-    Hopper row's HFU, standing at the Hopper row's model size."""
+    """The card's own training measurement against a reference card's (same_stack_ratio) on
+    the reference card's class HFU (H100: the Hopper row; A100: the Ampere DC row), standing at
+    the model size that class row stands for."""
     got = same_stack_ratio(gpu.gpu_model)
     if got is None:
         return None
-    ratio, measured_on, sizes, source = got
-    hop_hfu, _, hop_source = efficiency_table()[(FALLBACK_CLASS, "any")]
+    ratio, measured_on, sizes, source, ref_name = got
+    ref_cls = gpu_class(gpu_models()[ref_name])
+    ref_hfu, _, ref_source = efficiency_table()[(ref_cls, "any")]
     proxy = measured_on != gpu.gpu_model
-    hfu = hop_hfu * ratio
-    measured_at = (f"HFU {hfu:.1%} = H100 {hop_hfu:.1%} x {ratio:.2f}, the ratio "
-                   f"{measured_on} / H100 measured in one training code at {sizes}"
+    hfu = ref_hfu * ratio
+    short = ref_name.split("-")[0]
+    measured_at = (f"HFU {hfu:.1%} = {short} {ref_hfu:.1%} x {ratio:.2f}, the ratio "
+                   f"{measured_on} / {short} measured in one training code at {sizes}"
                    + (f" (no measurement of the {gpu.gpu_model}: the {measured_on}'s taken)"
                       if proxy else ""))
-    return Efficiency(cls, hfu, f"{source}; x the H100 HFU {hop_hfu:.1%} ({hop_source})",
+    return Efficiency(cls, hfu, f"{source}; x the {short} HFU {ref_hfu:.1%} ({ref_source})",
                       proxy, PROXY_BASIS if proxy else SAME_STACK_BASIS,
-                      REFERENCE_PARAMS[FALLBACK_CLASS], measured_at)
+                      REFERENCE_PARAMS[ref_cls], measured_at)
+
+
+def hfu_ceiling(gpu: GpuModel) -> tuple[float, str]:
+    """The most of its datasheet peak a training step can use on this card: what a plain BF16
+    matmul reaches (gemm_ceiling.csv, capped at 1), else the datasheet peak itself. A same-stack
+    ratio moved up the size trend can pass it (GeForce cards clock above the boost clock their
+    datasheet peak assumes: the RTX 3090 trains TinyLlama at 89% of its 71 TFLOPS)."""
+    got = matmul_share(gpu.gpu_model, gpu.bf16_dense_tflops)
+    if got is None:
+        return 1.0, "its datasheet peak"
+    return got[0], f"its BF16 matmul ({got[1].split(':')[0]})"
 
 
 def efficiency_for(gpu: GpuModel, method: str = "any") -> Efficiency:

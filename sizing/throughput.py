@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gpuprices.sizing import parallel, switches
-from gpuprices.sizing.efficiency import Efficiency, efficiency_for, size_factor
+from gpuprices.sizing.efficiency import Efficiency, efficiency_for, hfu_ceiling, size_factor
 from gpuprices.sizing.frameworks import profile
 from gpuprices.sizing.memory import NF4_BYTES, activation_elements_per_token, lora_params
 from gpuprices.sizing.workload import Workload
@@ -114,7 +114,8 @@ class Throughput:
     # (hfu_source says which), and every output says "efficiency assumed".
     efficiency_assumed: bool = False
     efficiency_class: str = ""
-    efficiency_basis: str = ""  # training | same-stack | proxy-card | gemm-derived | fallback
+    efficiency_basis: str = ""  # training | same-stack | proxy-card | small-model | gemm-derived
+    #                             | fallback
     # What the HFU was measured on, for values not taken from the class's own row
     # (sizing/efficiency.py Efficiency.measured_at); rank shows it.
     efficiency_measured_at: str = ""
@@ -128,13 +129,17 @@ def hfu_for(gpu: GpuModel, method: str = "any") -> Efficiency:
 ASSUMED_BASIS = {"gemm-derived": "scaled from its measured BF16 matmul rate",
                  "fallback": "the H100's value borrowed",
                  "fp8-scaled": "the bf16 value x a published fp8 speed-up",
-                 "proxy-card": "measured on another card of the same die"}
+                 "proxy-card": "measured on another card of the same die",
+                 "small-model": "measured only on a sub-1B model (GPT-2 124M)"}
 
 
 def efficiency_assumed_note(tp: Throughput) -> str:
     """The sentence every output carries when the HFU is not a measurement of the GPU's class
     (short: the row's inputs / the size JSON carry the full source)."""
     how = ASSUMED_BASIS.get(tp.efficiency_basis, tp.efficiency_basis)
+    if tp.efficiency_basis == "small-model":
+        return (f"efficiency assumed: GPU class {tp.efficiency_class or '?'} {how}, "
+                f"moved along the size trend (HFU {tp.hfu:.1%})")
     if tp.efficiency_basis == "proxy-card":
         return (f"efficiency assumed: no published training measurement of this card "
                 f"(HFU {tp.hfu:.1%}, {how}: {tp.efficiency_measured_at})")
@@ -161,14 +166,21 @@ def hardware_flops_per_token(w: Workload) -> float:
     return flops
 
 
-def _sized_efficiency(w: Workload, eff: Efficiency, notes: list[str]) -> Efficiency:
+def _sized_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
+                      notes: list[str]) -> Efficiency:
     """The class's HFU moved along the model-size trend from the size it was measured at to
-    the workload's (sizing/efficiency.py size_factor)."""
+    the workload's (sizing/efficiency.py size_factor), at most what the card's plain matmul
+    reaches (hfu_ceiling)."""
     factor, why = size_factor(w.arch.params, eff.gpu_class, eff.reference_params)
     if factor == 1.0:
         return eff
     notes.append(f"HFU {why}")
-    return replace(eff, hfu=eff.hfu * factor, source=f"{eff.source}; {why}")
+    hfu, source = eff.hfu * factor, f"{eff.source}; {why}"
+    cap, what = hfu_ceiling(gpu)
+    if hfu > cap:
+        notes.append(f"HFU capped at {cap:.1%} of the datasheet peak: {what}")
+        hfu, source = cap, f"{source}; capped at {what}"
+    return replace(eff, hfu=hfu, source=source)
 
 
 def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
@@ -314,8 +326,8 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
                           "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
                                               "warehouse/gpus.csv; time not estimated"])
-    eff = _precision_efficiency(w, gpu, _sized_efficiency(w, hfu_for(gpu, w.method), notes),
-                                notes)
+    eff = _precision_efficiency(
+        w, gpu, _sized_efficiency(w, gpu, hfu_for(gpu, w.method), notes), notes)
     hfu, src = eff.hfu, eff.source
     if w.precision == "fp8" and gpu.fp8_dense_tflops:
         peak = gpu.fp8_dense_tflops
