@@ -272,7 +272,16 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
         # reduce-scatter, at the memory cost of unsharded gradients); DeepSpeed ZeRO-3 gathers
         # and partitions per micro-step the same way. So gradient accumulation multiplies it.
         return 3 * frac * p16 * max(1, w.grad_accum)
-    return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
+    if w.sharding == "zero2":
+        # ZeRO-2 keeps only its partition of the gradients, so it reduce-scatters after every
+        # backward, not at the accumulation boundary ("gradient reduction is required after
+        # every backward because of gradient partitioning", DeepSpeed maintainer,
+        # deepspeedai/DeepSpeed#2252), then all-gathers the updated parameters once.
+        return frac * p16 * (max(1, w.grad_accum) + 1)
+    # DDP: one all-reduce per optimizer step; accumulation runs under no_sync() (PyTorch
+    # DDP.no_sync, pytorch/pytorch#21736: "only kick off expensive grad synchronize every a few
+    # iterations"; HF Accelerate's accumulate() and the HF Trainer use it).
+    return 2 * frac * p16
 
 
 def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
@@ -289,28 +298,46 @@ def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
 
 
 def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
-    """Seconds of one step's compute `t_comp` with its data-parallel collectives `t_comm`, each
-    collective hidden only behind the pass it belongs to. FSDP / ZeRO-3 all-gather the
-    parameters before the forward and again before the backward and reduce-scatter the
-    gradients after the backward (PyTorch FSDP docs; comm_bytes_per_step: 1/3 of the bytes in
-    the forward, 2/3 in the backward); DDP / ZeRO-2 reduce the gradients during the backward
-    only. The forward's share of the work is its FLOPs over the step's (recompute runs in the
-    backward). With fast links both fit inside their passes and the step is the compute."""
+    """Seconds of one optimizer step's compute `t_comp` (all its micro-batches) with its
+    data-parallel collectives `t_comm` (comm_bytes_per_step), each collective hidden only
+    behind the pass it belongs to, in the micro-batch it runs in:
+
+    * FSDP / ZeRO-3 all-gather the parameters before every micro-batch's forward and again
+      before its backward and reduce-scatter its gradients after it (PyTorch FSDP docs;
+      DeepSpeed ZeRO-3 per micro-step): 1/3 of the bytes behind each forward, 2/3 behind each
+      backward. LoRA under FSDP gathers its frozen base the same way; the adapters' gradient
+      reduce is placed in the last backward.
+    * ZeRO-2 reduce-scatters behind every backward (deepspeedai/DeepSpeed#2252) and all-gathers
+      the updated parameters after the optimizer step, where no compute is left to hide it.
+    * DDP (and ZeRO-1) reduce once per step, under no_sync() for the other micro-batches: only
+      the LAST micro-batch's backward can hide the all-reduce, not all of them.
+
+    The forward's share of the work is its FLOPs over the step's (recompute runs in the
+    backward). With fast links every collective fits inside its pass: the step is the
+    compute."""
     if t_comm <= 0:
         return t_comp
+    ga = max(1, w.grad_accum)
     a = w.arch
     fwd = (2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len) \
         / hardware_flops_per_token(w)
+    c_fwd, c_bwd = fwd * t_comp / ga, (1 - fwd) * t_comp / ga  # one micro-batch's passes
+    once_bwd = exposed = 0.0  # in the last backward; after the step
     if w.method == "full" and w.sharding in ("zero3", "fsdp"):
-        fwd_comm, bwd_comm = t_comm / 3, 2 * t_comm / 3
+        mb_fwd, mb_bwd = t_comm / 3 / ga, 2 * t_comm / 3 / ga
     elif w.sharding in ("zero3", "fsdp"):  # LoRA: the base gathered once per pass
         gather = fsdp_frozen_gather_bytes(w, 1.0)
         total = gather + 2 * lora_params(w) * 4.0
-        fwd_comm = t_comm * (gather / 2) / total if total else 0.0
-        bwd_comm = t_comm - fwd_comm
+        g = t_comm * gather / total if total else 0.0
+        mb_fwd = mb_bwd = g / 2 / ga
+        once_bwd = t_comm - g
+    elif w.sharding == "zero2" and w.method == "full":
+        mb_fwd, mb_bwd = 0.0, t_comm * ga / (ga + 1) / ga
+        exposed = t_comm / (ga + 1)
     else:
-        fwd_comm, bwd_comm = 0.0, t_comm
-    return max(fwd * t_comp, fwd_comm) + max((1 - fwd) * t_comp, bwd_comm)
+        mb_fwd, mb_bwd, once_bwd = 0.0, 0.0, t_comm
+    return (ga * max(c_fwd, mb_fwd) + (ga - 1) * max(c_bwd, mb_bwd)
+            + max(c_bwd, mb_bwd + once_bwd) + exposed)
 
 
 def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
