@@ -115,3 +115,21 @@ def test_multi_gpu_pcie_utilisation_rows_are_scored_with_their_scaling_not_per_c
     pcie = [r for r in pcie_cards.training_rows()
             if r["gpu_model"] == "RTX3090-24GB" and r["gpus"] == 8]
     assert pcie and pcie[0]["err_after"] > 50
+
+
+def test_pcie_multi_gpu_offers_say_their_scaling_is_the_fast_end():
+    """The step model times whyNLP's 4 / 8 A6000 and 8 RTX 3090 boxes at ~100% scaling where
+    they kept 83% / 75% / 55% of one card's rate: a PCIe row says so; an NVLink row does not."""
+    from gpuprices.sizing.memory import estimate_memory
+    from gpuprices.sizing.reasons import PCIE_PUBLISHED_SCALING, fit
+    assert [round(x, 2) for x in PCIE_PUBLISHED_SCALING] == [0.83, 0.75, 0.55]
+    w = _full(8.03, sharding="fsdp", gpus=8)
+    for gpu, expect in (("RTXA6000-48GB", True), ("H100-SXM-80GB", False)):
+        g = GPUS[gpu]
+        tp = estimate_throughput(w, g, gpus_per_node=8)
+        mem = estimate_memory(w, capacity_gb=g.memory_gb)
+        got = [r for r in fit(w, mem, g.memory_gb, tp, 1, 8) if r.startswith("PCIe box")]
+        assert bool(got) is expect, (gpu, got)
+    row = fit(w, estimate_memory(w, capacity_gb=48), 48,
+              estimate_throughput(w, GPUS["RTXA6000-48GB"], gpus_per_node=8), 1, 8)
+    assert any("55%-83%" in r and "whyNLP/tinyllama" in r for r in row)
