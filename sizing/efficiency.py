@@ -236,7 +236,8 @@ def same_stack_ratio(gpu_model: str) -> tuple[float, str, str, str, str] | None:
     sizes = sorted(float(r["params_b"]) for r in rows)
     src = rows[0]["source"].split(",")[0]
     ref = refs.pop()
-    return (statistics.median(ratios), gpu_model, f"{sizes[0]:g}-{sizes[-1]:g}B",
+    span = f"{sizes[0]:g}B" if sizes[0] == sizes[-1] else f"{sizes[0]:g}-{sizes[-1]:g}B"
+    return (statistics.median(ratios), gpu_model, span,
             f"{src}: {len(rows)} model{'s' if len(rows) > 1 else ''}, HFU ratio to the "
             f"{ref} " + ", ".join(f"{x:.2f}" for x in ratios), ref)
 
