@@ -468,6 +468,8 @@ def _rank_one(wi: int, w: Workload, o: dict[str, Any], known: dict, currency: st
         reasons.insert(1, measured.reason())
     elif tp.efficiency_assumed:
         reasons.append(efficiency_assumed_note(tp))
+    elif tp.efficiency_measured_at:  # measured on the card, not by the class's own row
+        reasons.append(f"efficiency: {tp.efficiency_measured_at}")
     reasons[:0] = [f"caveat: {r}" for r in runs.reasons]  # ranked, and flagged first
     verdict = "ok"
     caveat = orow.price_caveat(o)

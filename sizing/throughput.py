@@ -8,11 +8,12 @@ recomputation shows up as more FLOPs per token, as the issue asks.
 from __future__ import annotations
 
 import math
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuprices.sizing import parallel, switches
-from gpuprices.sizing.efficiency import Efficiency, efficiency_for, size_factor
+from gpuprices.sizing.efficiency import Efficiency, efficiency_for, hfu_ceiling, size_factor
 from gpuprices.sizing.frameworks import profile
 from gpuprices.sizing.memory import NF4_BYTES, activation_elements_per_token, lora_params
 from gpuprices.sizing.workload import Workload
@@ -25,6 +26,16 @@ from gpuprices.warehouse.gpus import GpuModel
 # time per 1k iterations = 1.77/1.62 (phi-1.5), 1.82/1.24 (StableLM 3B), 3.68/2.36 (Llama 2
 # 7B), 6.38/3.19 (13B) = 1.09, 1.47, 1.56, 2.00 -> median 1.5.
 QLORA_SLOWDOWN = 1.5
+# Batch: the utilisation rows were measured with micro-batches of 4k-16k tokens (LLMQ: 4-16
+# sequences of 1024; PyTorch FSDP blog Table 1: 2 x 4096; llm-foundry's MPT rows: 2048-token
+# sequences, several per GPU). Above 4k tokens the sources show no batch effect on compute:
+# LLMQ's Qwen2.5-3B on one RTX 5090 with nothing sharded runs 8.2k vs 8.6k tokens/s (bf16) and
+# 13k vs 13k (fp8) at 4 vs 8 sequences (github.com/IST-DASLab/llmq README, RTX 5090 table);
+# its larger swings (7B: 2.5k vs 3.1k) come with weights moved to the GPU per micro-batch,
+# which comm_bytes_per_step charges per micro-batch. Below 4k nothing is measured, except
+# LLMQ's word on the H100 that "smaller batch sizes drastically reduce efficiency": such a
+# workload gets a note, not a made-up factor.
+MEASURED_MICRO_BATCH_TOKENS = 4096
 # Across nodes, when the offer does not state its network:
 # * 8-GPU NVLink boards (HGX/DGX, OAM): 400 Gb/s per GPU (= 50 GB/s), the NVIDIA HGX H100
 #   reference design with one 400G NDR port per GPU;
@@ -61,6 +72,25 @@ PCIE_GBS = {"gen3": 16.0, "gen4": 32.0, "gen5": 64.0, "gen6": 128.0}
 #   4090 (Gen4) little different, so Gen4 is not lower than NCCL's 24.
 # Gen3 and Gen6 (no measurement) keep three quarters of the link, the Gen4 ratio (24 / 32).
 PCIE_COLLECTIVE_GBS = {"gen3": 12.0, "gen4": 24.0, "gen5": 28.0, "gen6": 96.0}
+# The figures above need GPU peer-to-peer (P2P) access. Without it NCCL stages every transfer
+# through host memory (its SHM transport): GeForce cards get no P2P from NVIDIA's driver, and
+# cloud VMs and containers often run with it off (IOMMU / ACS); an offer never says which. So a
+# PCIe box is timed WITHOUT P2P unless `GPUPRICES_PCIE_P2P=1` (P2P_ENV) says the buyer's has it
+# (the conservative default: a buyer who has P2P gets a faster run than the rank says):
+# * Gen4: 20 GB/s. A host-staged copy between two RTX 4090s with P2P disabled measured
+#   20.1-22.4 GB/s per direction (p2pBandwidthLatencyTest "Unidirectional P2P=Disabled"
+#   matrix, 6x RTX 4090, github.com/NVIDIA/nccl/issues/814); a collective staged through host
+#   memory moves each byte the same way and does not beat the copy.
+# * Gen5: 28 GB/s either way: the 8x RTX 5090 figure above was measured on GeForce cards
+#   and, in the NCCL maintainer's words, is what "your CPU and memory can deliver" (nccl#1639).
+# * Gen3 / Gen6: no measurement without P2P; the P2P figure is kept.
+PCIE_NO_P2P_COLLECTIVE_GBS = {"gen3": 12.0, "gen4": 20.0, "gen5": 28.0, "gen6": 96.0}
+P2P_ENV = "GPUPRICES_PCIE_P2P"
+
+
+def pcie_p2p_assumed() -> bool:
+    """Whether PCIe boxes are timed with GPU peer-to-peer access (`GPUPRICES_PCIE_P2P=1`)."""
+    return os.environ.get(P2P_ENV, "").strip().lower() in ("1", "true", "yes", "on")
 # NVLink generations by total bidirectional bandwidth per GPU (NVIDIA NVLink page:
 # NVLink 2 300 GB/s, 3 600 GB/s, 4 900 GB/s, 5 1.8 TB/s); AMD MI300X Infinity Fabric 896 GB/s
 # aggregate (AMD MI300X datasheet), used for MI3xx parts whose row gives no figure.
@@ -84,7 +114,11 @@ class Throughput:
     # (hfu_source says which), and every output says "efficiency assumed".
     efficiency_assumed: bool = False
     efficiency_class: str = ""
-    efficiency_basis: str = ""  # training | gemm-derived | fallback (sizing/efficiency.py)
+    efficiency_basis: str = ""  # training | same-stack | proxy-card | small-model | gemm-derived
+    #                             | fallback
+    # What the HFU was measured on, for values not taken from the class's own row
+    # (sizing/efficiency.py Efficiency.measured_at); rank shows it.
+    efficiency_measured_at: str = ""
 
 
 def hfu_for(gpu: GpuModel, method: str = "any") -> Efficiency:
@@ -94,13 +128,21 @@ def hfu_for(gpu: GpuModel, method: str = "any") -> Efficiency:
 
 ASSUMED_BASIS = {"gemm-derived": "scaled from its measured BF16 matmul rate",
                  "fallback": "the H100's value borrowed",
-                 "fp8-scaled": "the bf16 value x a published fp8 speed-up"}
+                 "fp8-scaled": "the bf16 value x a published fp8 speed-up",
+                 "proxy-card": "measured on another card of the same die",
+                 "small-model": "measured only on a sub-1B model (GPT-2 124M)"}
 
 
 def efficiency_assumed_note(tp: Throughput) -> str:
     """The sentence every output carries when the HFU is not a measurement of the GPU's class
     (short: the row's inputs / the size JSON carry the full source)."""
     how = ASSUMED_BASIS.get(tp.efficiency_basis, tp.efficiency_basis)
+    if tp.efficiency_basis == "small-model":
+        return (f"efficiency assumed: GPU class {tp.efficiency_class or '?'} {how}, "
+                f"moved along the size trend (HFU {tp.hfu:.1%})")
+    if tp.efficiency_basis == "proxy-card":
+        return (f"efficiency assumed: no published training measurement of this card "
+                f"(HFU {tp.hfu:.1%}, {how}: {tp.efficiency_measured_at})")
     return (f"efficiency assumed: no published training measurement for GPU class "
             f"{tp.efficiency_class or '?'} (HFU {tp.hfu:.1%}, {how})")
 
@@ -124,15 +166,21 @@ def hardware_flops_per_token(w: Workload) -> float:
     return flops
 
 
-def _sized_efficiency(w: Workload, eff: Efficiency, notes: list[str]) -> Efficiency:
+def _sized_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
+                      notes: list[str]) -> Efficiency:
     """The class's HFU moved along the model-size trend from the size it was measured at to
-    the workload's (sizing/efficiency.py size_factor)."""
-    factor, why = size_factor(w.arch.params, eff.gpu_class)
+    the workload's (sizing/efficiency.py size_factor), at most what the card's plain matmul
+    reaches (hfu_ceiling)."""
+    factor, why = size_factor(w.arch.params, eff.gpu_class, eff.reference_params)
     if factor == 1.0:
         return eff
     notes.append(f"HFU {why}")
-    return Efficiency(eff.gpu_class, eff.hfu * factor, f"{eff.source}; {why}", eff.assumed,
-                      eff.basis)
+    hfu, source = eff.hfu * factor, f"{eff.source}; {why}"
+    cap, what = hfu_ceiling(gpu)
+    if hfu > cap:
+        notes.append(f"HFU capped at {cap:.1%} of the datasheet peak: {what}")
+        hfu, source = cap, f"{source}; capped at {what}"
+    return replace(eff, hfu=hfu, source=source)
 
 
 def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
@@ -148,8 +196,8 @@ def _precision_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
     hfu = eff.hfu * parallel.FP8_SPEEDUP * gpu.bf16_dense_tflops / gpu.fp8_dense_tflops
     notes.append(f"fp8: {gpu.fp8_dense_tflops:g} TFLOPS peak x HFU {hfu:.1%} = bf16 HFU "
                  f"{eff.hfu:.1%} x {parallel.FP8_SPEEDUP:g} ({parallel.FP8_SPEEDUP_SOURCE})")
-    return Efficiency(eff.gpu_class, hfu, f"{eff.source}; x {parallel.FP8_SPEEDUP:g} for fp8: "
-                      f"{parallel.FP8_SPEEDUP_SOURCE}", True, "fp8-scaled")
+    return replace(eff, hfu=hfu, source=f"{eff.source}; x {parallel.FP8_SPEEDUP:g} for fp8: "
+                   f"{parallel.FP8_SPEEDUP_SOURCE}", assumed=True, basis="fp8-scaled")
 
 
 def switch_speed_factor(w: Workload, gpu: GpuModel, tokens_per_s: float,
@@ -173,17 +221,21 @@ def switch_speed_factor(w: Workload, gpu: GpuModel, tokens_per_s: float,
 
 
 def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
-                   internode_gbs: float | None = None) -> tuple[str, float]:
+                   internode_gbs: float | None = None,
+                   p2p: bool | None = None) -> tuple[str, float]:
     """(kind, GB/s per GPU per direction) of the slowest link a collective crosses.
 
     Datasheets print bidirectional aggregates; a ring uses one direction, so half is used.
     SXM/OAM/superchip parts talk over NVLink / Infinity Fabric; PCIe cards over PCIe at what NCCL
-    collectives measure there (PCIE_COLLECTIVE_GBS: the host caps it below the link rate),
-    except a bridged pair (NVL, A6000 bridge) when the job has at most 2 GPUs.
+    collectives measure there (PCIE_COLLECTIVE_GBS: the host caps it below the link rate;
+    PCIE_NO_P2P_COLLECTIVE_GBS without peer-to-peer access, the default: `p2p` None reads
+    GPUPRICES_PCIE_P2P), except a bridged pair (NVL, A6000 bridge) when the job has at most 2.
     """
     text = gpu.interconnect
     gen = re.search(r"gen\s*(\d)", text, re.I)
-    kind, gbs = "pcie", PCIE_COLLECTIVE_GBS.get(f"gen{gen.group(1)}" if gen else "gen4", 12.0)
+    rates = PCIE_COLLECTIVE_GBS if (pcie_p2p_assumed() if p2p is None else p2p) \
+        else PCIE_NO_P2P_COLLECTIVE_GBS
+    kind, gbs = "pcie", rates.get(f"gen{gen.group(1)}" if gen else "gen4", 12.0)
     stated = re.search(r"(\d+(?:\.\d+)?)\s*(TB|GB)/s", text)
     stated_gbs = None
     if stated:
@@ -220,7 +272,16 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
         # reduce-scatter, at the memory cost of unsharded gradients); DeepSpeed ZeRO-3 gathers
         # and partitions per micro-step the same way. So gradient accumulation multiplies it.
         return 3 * frac * p16 * max(1, w.grad_accum)
-    return 2 * frac * p16  # all-reduce (DDP) or reduce-scatter + all-gather (ZeRO-2)
+    if w.sharding == "zero2":
+        # ZeRO-2 keeps only its partition of the gradients, so it reduce-scatters after every
+        # backward, not at the accumulation boundary ("gradient reduction is required after
+        # every backward because of gradient partitioning", DeepSpeed maintainer,
+        # deepspeedai/DeepSpeed#2252), then all-gathers the updated parameters once.
+        return frac * p16 * (max(1, w.grad_accum) + 1)
+    # DDP: one all-reduce per optimizer step; accumulation runs under no_sync() (PyTorch
+    # DDP.no_sync, pytorch/pytorch#21736: "only kick off expensive grad synchronize every a few
+    # iterations"; HF Accelerate's accumulate() and the HF Trainer use it).
+    return 2 * frac * p16
 
 
 def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
@@ -237,28 +298,46 @@ def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
 
 
 def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
-    """Seconds of one step's compute `t_comp` with its data-parallel collectives `t_comm`, each
-    collective hidden only behind the pass it belongs to. FSDP / ZeRO-3 all-gather the
-    parameters before the forward and again before the backward and reduce-scatter the
-    gradients after the backward (PyTorch FSDP docs; comm_bytes_per_step: 1/3 of the bytes in
-    the forward, 2/3 in the backward); DDP / ZeRO-2 reduce the gradients during the backward
-    only. The forward's share of the work is its FLOPs over the step's (recompute runs in the
-    backward). With fast links both fit inside their passes and the step is the compute."""
+    """Seconds of one optimizer step's compute `t_comp` (all its micro-batches) with its
+    data-parallel collectives `t_comm` (comm_bytes_per_step), each collective hidden only
+    behind the pass it belongs to, in the micro-batch it runs in:
+
+    * FSDP / ZeRO-3 all-gather the parameters before every micro-batch's forward and again
+      before its backward and reduce-scatter its gradients after it (PyTorch FSDP docs;
+      DeepSpeed ZeRO-3 per micro-step): 1/3 of the bytes behind each forward, 2/3 behind each
+      backward. LoRA under FSDP gathers its frozen base the same way; the adapters' gradient
+      reduce is placed in the last backward.
+    * ZeRO-2 reduce-scatters behind every backward (deepspeedai/DeepSpeed#2252) and all-gathers
+      the updated parameters after the optimizer step, where no compute is left to hide it.
+    * DDP (and ZeRO-1) reduce once per step, under no_sync() for the other micro-batches: only
+      the LAST micro-batch's backward can hide the all-reduce, not all of them.
+
+    The forward's share of the work is its FLOPs over the step's (recompute runs in the
+    backward). With fast links every collective fits inside its pass: the step is the
+    compute."""
     if t_comm <= 0:
         return t_comp
+    ga = max(1, w.grad_accum)
     a = w.arch
     fwd = (2 * a.params + 4 * a.num_layers * a.q_dim * w.seq_len) \
         / hardware_flops_per_token(w)
+    c_fwd, c_bwd = fwd * t_comp / ga, (1 - fwd) * t_comp / ga  # one micro-batch's passes
+    once_bwd = exposed = 0.0  # in the last backward; after the step
     if w.method == "full" and w.sharding in ("zero3", "fsdp"):
-        fwd_comm, bwd_comm = t_comm / 3, 2 * t_comm / 3
+        mb_fwd, mb_bwd = t_comm / 3 / ga, 2 * t_comm / 3 / ga
     elif w.sharding in ("zero3", "fsdp"):  # LoRA: the base gathered once per pass
         gather = fsdp_frozen_gather_bytes(w, 1.0)
         total = gather + 2 * lora_params(w) * 4.0
-        fwd_comm = t_comm * (gather / 2) / total if total else 0.0
-        bwd_comm = t_comm - fwd_comm
+        g = t_comm * gather / total if total else 0.0
+        mb_fwd = mb_bwd = g / 2 / ga
+        once_bwd = t_comm - g
+    elif w.sharding == "zero2" and w.method == "full":
+        mb_fwd, mb_bwd = 0.0, t_comm * ga / (ga + 1) / ga
+        exposed = t_comm / (ga + 1)
     else:
-        fwd_comm, bwd_comm = 0.0, t_comm
-    return max(fwd * t_comp, fwd_comm) + max((1 - fwd) * t_comp, bwd_comm)
+        mb_fwd, mb_bwd, once_bwd = 0.0, 0.0, t_comm
+    return (ga * max(c_fwd, mb_fwd) + (ga - 1) * max(c_bwd, mb_bwd)
+            + max(c_bwd, mb_bwd + once_bwd) + exposed)
 
 
 def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
@@ -274,8 +353,8 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         return Throughput(0.0, 0.0, hardware_flops_per_token(w), 0.0, "no BF16 peak", 0.0,
                           "", 0.0, math.inf, [f"{gpu.gpu_model}: no dense BF16 peak in "
                                               "warehouse/gpus.csv; time not estimated"])
-    eff = _precision_efficiency(w, gpu, _sized_efficiency(w, hfu_for(gpu, w.method), notes),
-                                notes)
+    eff = _precision_efficiency(
+        w, gpu, _sized_efficiency(w, gpu, hfu_for(gpu, w.method), notes), notes)
     hfu, src = eff.hfu, eff.source
     if w.precision == "fp8" and gpu.fp8_dense_tflops:
         peak = gpu.fp8_dense_tflops
@@ -285,6 +364,12 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
                  f"{', recompute' if w.grad_checkpointing else ''}) at {peak:g} TFLOPS x "
                  f"HFU {hfu:.1%} ({eff.gpu_class}"
                  f"{', efficiency assumed' if eff.assumed else ', measured'})")
+    if eff.measured_at:
+        notes.append(f"efficiency: {eff.measured_at}")
+    if w.micro_batch * w.seq_len < MEASURED_MICRO_BATCH_TOKENS:
+        notes.append(f"micro-batch of {w.micro_batch * w.seq_len} tokens: the utilisation was "
+                     f"measured at {MEASURED_MICRO_BATCH_TOKENS}+ tokens per micro-batch; "
+                     "smaller ones run slower than estimated (LLMQ)")
     per_gpu *= switch_speed_factor(w, gpu, per_gpu, notes)
     if w.method == "qlora":
         per_gpu /= QLORA_SLOWDOWN
@@ -308,10 +393,13 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
             st = parallel.step_time(w, lay, t_comp, t_hidden, tp_gbs, tp_kind, gbs)
             scaling = st.scaling
             notes.extend(st.notes)
-        notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s): compute {t_comp:.2f} s vs "
+        p2p = "" if kind != "pcie" else (
+            ", P2P assumed" if pcie_p2p_assumed() else
+            f", no GPU peer-to-peer assumed: {P2P_ENV}=1 if the box has it")
+        notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s{p2p}): compute {t_comp:.2f} s vs "
                      f"communication {t_comm:.2f} s per step -> scaling {scaling:.0%}")
     total = per_gpu * n * scaling
     hours = w.tokens / total / 3600 if total > 0 else math.inf
     return Throughput(total, per_gpu * scaling, flops, hfu, src, scaling, kind, gbs, hours,
                       notes, efficiency_assumed=eff.assumed, efficiency_class=eff.gpu_class,
-                      efficiency_basis=eff.basis)
+                      efficiency_basis=eff.basis, efficiency_measured_at=eff.measured_at)

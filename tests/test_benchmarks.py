@@ -169,20 +169,30 @@ def test_a_bad_results_file_records_nothing(recorded_copy, tmp_path):
     con.close()
 
 
-def test_the_report_shows_the_measured_figure_beside_the_estimate(recorded_copy, tmp_path):
-    data, _, best = recorded_copy
-    res = runner.invoke(app, ["record", str(_results_for(best, tmp_path)[0]),
-                              "--data-dir", str(data)])
-    assert res.exit_code == 0, res.output
+def _w41_section(data: Path) -> dict:
     con = db.connect(data / "warehouse.duckdb", read_only=True)
     try:
         rep = build.build_report(con, "2026-W41", "USD", load_workloads(WORKLOADS),
                                  now=dt.datetime(2026, 10, 12, 6, tzinfo=dt.UTC))
     finally:
         con.close()
-    sec = next(s for s in rep.workloads if s["name"] == WORKLOAD)
+    return next(s for s in rep.workloads if s["name"] == WORKLOAD)
+
+
+def test_the_report_shows_the_measured_figure_beside_the_estimate(recorded_copy, tmp_path):
+    data, before, _ = recorded_copy
+    # the cheapest offer rank calls ok on 2026-10-11 that the report (a day later) calls ok
+    # too: the report's data may sell the rank's pick differently (runpod's RTX A6000 as 1-GPU
+    # machines, set apart as not a cluster), and a benchmark is shown on the report's ok rows
+    in_report = {(r["provider"], r["sku"]) for r in _w41_section(data)["all_ok"]}
+    offer = next(r for r in before if r["verdict"] == "ok" and r["provider"] != "vast"
+                 and (r["provider"], r["sku"]) in in_report)
+    res = runner.invoke(app, ["record", str(_results_for(offer, tmp_path)[0]),
+                              "--data-dir", str(data)])
+    assert res.exit_code == 0, res.output
+    sec = _w41_section(data)
     rows = [r for r in sec["all_ok"]
-            if (r["provider"], r["sku"]) == (best["provider"], best["sku"])]
+            if (r["provider"], r["sku"]) == (offer["provider"], offer["sku"])]
     assert rows and all("measured (estimate" in r["speed"] and "-20%" in r["speed"]
                         for r in rows)
 

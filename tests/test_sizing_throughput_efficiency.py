@@ -50,7 +50,7 @@ def test_every_efficiency_row_has_a_source_and_a_sane_value():
     assert rows
     for r in rows:
         assert r["source"].strip(), r
-        assert r["basis"] in ("training", "gemm-derived"), r
+        assert r["basis"] in ("training", "small-model", "gemm-derived"), r
         assert r["method"] in ("any", "lora", "qlora", "full"), r
         assert 0.05 < float(r["hfu"]) < 1.0, r
     keys = [(r["gpu_class"], r["method"]) for r in rows]
@@ -71,23 +71,26 @@ def test_rtx4090_gpt2_estimate_matches_the_published_training_run():
     measured = NANOGPT_4090_SUSTAINED_TFLOPS * 1e12 / NANOGPT_FLOPS_PER_TOKEN
     tp = estimate_throughput(w, GPUS["RTX4090-24GB"])
     assert tp.efficiency_class == "ada" and not tp.efficiency_assumed
-    assert tp.tokens_per_s == pytest.approx(measured, rel=0.05)
+    # out of sample since the 4090 takes its LLMQ rows (sizing/same_stack_ratio.csv): 10%
+    assert tp.tokens_per_s == pytest.approx(measured, rel=0.10)
     before = tp.tokens_per_s * 0.464 / tp.hfu
-    assert abs(before / measured - 1) > 0.10
+    assert abs(before / measured - 1) > abs(tp.tokens_per_s / measured - 1)
 
 
-def test_rtx4090_lora_8b_moves_towards_the_measured_rate_and_stays_under_the_gemm_ceiling():
+def test_rtx4090_lora_8b_agrees_with_the_nanogpt_run_and_stays_under_the_gemm_ceiling():
     """LoRA of an 8B on a 4090: the matmul rate the estimate implies (tokens/s x FLOPs per
-    token) is the one measured in training on that card (nanoGPT, ±5% as above) moved along
-    the model-size trend from GPT-2 124M (clamped to 1B) to 8B (sizing/efficiency.py
-    size_factor), and never above the card's own measured BF16 matmul peak."""
+    token) comes from the card's LLMQ rows (sizing/same_stack_ratio.csv); the nanoGPT run moved
+    along the model-size trend from GPT-2 124M (clamped to 1B) to 8B (size_factor), an
+    independent measurement, lands within 10% of it; and neither exceeds the card's own
+    measured BF16 matmul peak."""
     factor, _ = size_factor(8.03e9, "ada")
     assert 1.1 < factor < 1.3
     for gc in (True, False):
         w = workload_from_dict(_llama8b_lora(grad_checkpointing=gc))
         tp = estimate_throughput(w, GPUS["RTX4090-24GB"])
+        assert tp.efficiency_basis == "same-stack"
         implied_tflops = tp.tokens_per_s * tp.flops_per_token / 1e12
-        assert implied_tflops == pytest.approx(NANOGPT_4090_SUSTAINED_TFLOPS * factor, rel=0.05)
+        assert implied_tflops == pytest.approx(NANOGPT_4090_SUSTAINED_TFLOPS * factor, rel=0.10)
         assert implied_tflops < RTX4090_GEMM_CEILING_TFLOPS
 
 
@@ -141,5 +144,7 @@ def test_rank_json_flags_assumed_efficiency_per_row(w41_settings, tmp_path):
         assert r["inputs"]["efficiency_class"] == cls
         said = any(x.startswith("efficiency assumed") for x in r["reasons"])
         assert said is r["efficiency_assumed"]
-    assert all(gpu_class(GPUS[r["gpu_model"]]) == "blackwell-gddr" for r in assumed)
+    # assumed: a class without a training row, or a card measured only through another card
+    assert all(gpu_class(GPUS[r["gpu_model"]]) == "blackwell-gddr"
+               or efficiency_for(GPUS[r["gpu_model"]]).basis == "proxy-card" for r in assumed)
     assert {r["gpu_model"] for r in measured} >= {"H100-SXM-80GB", "MI300X-192GB"}
