@@ -41,7 +41,7 @@ from gpuprices.spiders.archive import (
 )
 from gpuprices.spiders.parsers import ParseError
 from gpuprices.spiders.sources import ecb as ecb_source
-from gpuprices.warehouse import db
+from gpuprices.warehouse import db, objstore
 
 PROVIDER = ecb_source.PROVIDER
 # XML namespace of the Cube elements (eurofxref vocabulary, as served since 2002).
@@ -169,11 +169,40 @@ def rates_table(rates: Iterable[FxRate], source: str | Iterable[str] | None = No
     })
 
 
+# The last answer of archived_rates for a local archive, under the names, sizes and mtimes of its
+# ECB files. Parsing the full history takes 1-2 s, and one run asks more than once: the gates'
+# USD rates (flows/pipeline/usd_rates.py), then the load's fx_rates (load_fx_from_archive), and
+# the report's refresh (its problems, then the rates). A rewritten or new file is parsed again;
+# an archive on an object store always is (an append keeps an object's name).
+_LAST: dict[tuple, tuple[dict, list]] = {}
+
+
+def _local_fingerprint(archive_root: Path | str) -> tuple | None:
+    root = objstore.location(archive_root)
+    if not isinstance(root, Path):
+        return None
+    files = sorted(root.glob(f"*/{PROVIDER}.warc.gz"))
+    return (str(root.resolve()),
+            *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+
+
 def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], tuple[float, str]],
                                                       list[ParseError]]:
     """Every rate in the ECB archives, keyed (date, currency) -> (rate, source). A later capture
     wins over an earlier one for the same day and currency (the ECB occasionally corrects a
     rate). A capture that does not parse is reported, never fatal."""
+    key = _local_fingerprint(archive_root)
+    if key is None or key not in _LAST:
+        answer = _read_archived_rates(archive_root)
+        if key is None:
+            return answer
+        _LAST.clear()  # one archive per process in practice: keep only the newest
+        _LAST[key] = answer
+    rates, errors = _LAST[key]
+    return dict(rates), list(errors)  # the caller's own copies
+
+
+def _read_archived_rates(archive_root: Path | str) -> tuple[dict, list[ParseError]]:
     found: list[tuple[dt.datetime, Capture]] = []
     errors: list[ParseError] = []
     for _day, provider, path in list_archives(archive_root):

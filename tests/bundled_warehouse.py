@@ -1,10 +1,17 @@
 """A warehouse of every bundled snapshot (snapshots/), replayed and loaded as `make run` loads
-it, built once per test process and shared by the query layer's, the API's and the MCP
-server's tests (each only reads it; a test that must change it copies it first)."""
+it, built once per test process and shared by the query layer's, the API's, the MCP server's
+and the index's tests and by the whole replay through the object store (each only reads it; a
+test that must change it copies it first).
+
+Building it takes 30-40 s on 2 cores. Every module that uses it is marked `GROUP`: `make test`
+(--dist loadgroup) runs them all on one xdist worker, so it is built once per run, not once per
+worker (a module that leaves the group builds it again on the other worker)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from gpuprices.flows import loading
 from gpuprices.flows.config import Settings
@@ -13,6 +20,7 @@ from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import ROOT
 
 _BUILT: dict[str, Settings] = {}
+GROUP = pytest.mark.xdist_group("bundled-warehouse")
 
 
 def bundled_settings(tmp_path_factory) -> Settings:

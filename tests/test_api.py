@@ -22,7 +22,9 @@ from gpuprices.flows.cli.main import app
 from gpuprices.flows.config import Settings
 from gpuprices.warehouse import db
 from tests.api_server import ApiServer, get
-from tests.bundled_warehouse import bundled_settings
+from tests.bundled_warehouse import GROUP, bundled_settings
+
+pytestmark = GROUP  # one bundled warehouse per run (tests/bundled_warehouse.py)
 
 H100 = "H100-SXM-80GB"
 

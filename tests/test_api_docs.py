@@ -8,8 +8,10 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from tests.api_server import ApiServer
-from tests.bundled_warehouse import bundled_settings
+from tests.bundled_warehouse import GROUP, bundled_settings
 from tests.conftest import BROWSER, needs_chromium
+
+pytestmark = GROUP  # one bundled warehouse per run (tests/bundled_warehouse.py)
 
 ENDPOINTS = ["/healthz", "/offers/now", "/offers/cheapest", "/offers/{offer}/history",
              "/changes", "/index", "/stale", "/rank"]

@@ -17,15 +17,15 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from gpuprices.flows import loading
 from gpuprices.flows.cli.main import app
 from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import index_rebuild
-from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.reports.render import write_report
 from gpuprices.warehouse import db, index_method, index_store
-from gpuprices.warehouse.contract import PROVIDERS, CaptureMeta, make_offer, offers_to_table
-from tests.conftest import ROOT
+from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
+from tests.bundled_warehouse import GROUP, bundled_settings
+
+pytestmark = GROUP  # one bundled warehouse per run
 
 H100 = "H100-SXM-80GB"
 DAY = dt.date(2026, 8, 22)  # 14 providers read the same day: the richest H100 panel bundled
@@ -37,14 +37,9 @@ VALUE_0822 = Decimal("3.646770")
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory) -> Settings:
     """Every archived provider-day of snapshots/ replayed and loaded (the load computes and
-    publishes the index)."""
-    s = Settings(tmp_path_factory.mktemp("index") / "data", ROOT / "snapshots").ensure()
-    results = []
-    for p in PROVIDERS:
-        results += pipeline.replay(s, p, "all")
-    assert not [r.errors for r in results if r.status == "failed"]
-    loading.load(s, results, "20261005T020000-index")
-    return s
+    publishes the index): the run's one bundled warehouse (tests/bundled_warehouse.py), only
+    read here (the report and the watch state are written beside it, never into it)."""
+    return bundled_settings(tmp_path_factory)
 
 
 @pytest.fixture

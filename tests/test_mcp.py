@@ -14,7 +14,9 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gpuprices.warehouse import db
-from tests.bundled_warehouse import bundled_settings
+from tests.bundled_warehouse import GROUP, bundled_settings
+
+pytestmark = GROUP  # one bundled warehouse per run (tests/bundled_warehouse.py)
 
 H100 = "H100-SXM-80GB"
 TOOLS = {"cheapest_now", "offers_now", "offer_history", "price_changes", "price_index",

@@ -20,7 +20,9 @@ from gpuprices.flows.ops import run_journal
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
 from gpuprices.warehouse import db, lake, objstore, publish
+from gpuprices.warehouse.contract import PROVIDERS
 from tests import test_gates
+from tests.bundled_warehouse import GROUP, bundled_settings
 from tests.conftest import ROOT
 from tests.test_bulk_load import STORED
 
@@ -71,14 +73,21 @@ def _gp(*args: str, env: dict, timeout: int = 600) -> subprocess.CompletedProces
 
 
 def _providers_with_archives() -> list[str]:
-    return sorted({p for _d, p, _path in pipeline.archives(
-        Settings(data_dir=Path("."), archive_root=REPO_SNAPSHOTS))})
+    """In the registry's order: the order the bundled warehouse replays and loads them in (the
+    order offers are first seen in numbers them)."""
+    held = {p for _d, p, _path in pipeline.archives(
+        Settings(data_dir=Path("."), archive_root=REPO_SNAPSHOTS))}
+    return [p for p in PROVIDERS if p in held]
 
 
-def test_whole_replay_through_the_store_builds_the_local_warehouse(s3, tmp_path):
+@GROUP
+def test_whole_replay_through_the_store_builds_the_local_warehouse(s3, tmp_path,
+                                                                   tmp_path_factory):
     providers = _providers_with_archives()
-    local = Settings(data_dir=tmp_path / "local", archive_root=REPO_SNAPSHOTS).ensure()
-    _replay(local, providers)
+    # The local-disk replay of every archived provider-day: the run's bundled warehouse
+    # (tests/bundled_warehouse.py, the same replay and load), built once for all its readers.
+    local = bundled_settings(tmp_path_factory)
+    assert local.archive_root == REPO_SNAPSHOTS and providers == list(PROVIDERS)
 
     files = _copy_archive(REPO_SNAPSHOTS, f"{s3}/archive")
     assert files == len(list_archives(REPO_SNAPSHOTS))

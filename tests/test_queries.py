@@ -13,7 +13,9 @@ import pytest
 
 from gpuprices.warehouse import db, queries
 from gpuprices.warehouse.regions import country_of
-from tests.bundled_warehouse import warehouse_path
+from tests.bundled_warehouse import GROUP, warehouse_path
+
+pytestmark = GROUP  # one bundled warehouse per run (tests/bundled_warehouse.py)
 
 H100 = "H100-SXM-80GB"
 LAMBDA_8X = "8x NVIDIA H100 SXM 80 GB"

