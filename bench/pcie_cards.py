@@ -55,9 +55,15 @@ def _workload(model: str, micro_batch: int, grad_checkpointing: bool, gpus: int,
     # LLMQ's default ZeRO-1 moves the gradient bytes of an all-reduce once per step (sharding
     # "none" here); bf16 weights and optimizer states do not change the time. whyNLP/tinyllama
     # runs 2048-token blocks without accumulation (run_clm.sh), DDP or DeepSpeed ZeRO-2.
+    # LLMQ keeps its weights in bf16, so its all-reduce moves 16-bit gradients ("bf16-true");
+    # whyNLP's HF / Accelerate runs are torch.autocast bf16 over fp32 weights ("bf16-mixed":
+    # DDP reduces fp32 gradients, sizing/throughput.py ddp_grad_bytes), DeepSpeed's bf16 mode
+    # holds bf16 weights (ZeRO-2's bytes are 16-bit either way).
     arch = TINYLLAMA if model == "TinyLlama 1.1B" else dict(model=model)
     return workload_from_dict(dict(
-        name=f"{model} on {gpus}", **arch, method="full", precision="bf16-mixed",
+        name=f"{model} on {gpus}", **arch, method="full",
+        precision="bf16-mixed" if model == "TinyLlama 1.1B" or "Llama 2" in model
+        else "bf16-true",
         framework="hf", optimizer="adamw", seq_len=seq_len, micro_batch=micro_batch,
         grad_accum=grad_accum, grad_checkpointing=grad_checkpointing, sharding=sharding,
         gpus=gpus, tokens=1e9))

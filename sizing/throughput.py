@@ -302,7 +302,18 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
     # DDP: one all-reduce per optimizer step; accumulation runs under no_sync() (PyTorch
     # DDP.no_sync, pytorch/pytorch#21736: "only kick off expensive grad synchronize every a few
     # iterations"; HF Accelerate's accumulate() and the HF Trainer use it).
-    return 2 * frac * p16
+    return 2 * frac * w.arch.params * ddp_grad_bytes(w)
+
+
+def ddp_grad_bytes(w: Workload) -> float:
+    """Bytes per gradient element DDP all-reduces: the parameters' dtype. Mixed precision
+    (torch.autocast) keeps fp32 parameters, so their gradients, and DDP's buckets, are fp32:
+    PyTorch's default DDP hook all-reduces the bucket as it is, and fp16_compress_hook /
+    bf16_compress_hook exist to cast it to 16 bits first (docs.pytorch.org, DDP Communication
+    Hooks; default_hooks.py); a 0.6B model's "fp32 grad payload is 2.26 GiB/step" under bf16
+    autocast DDP (github.com/sonnetx/pluggy notes/DDP.md). bf16-true / fp8 runs hold 16-bit
+    parameters and reduce 16-bit gradients."""
+    return 4.0 if w.precision in ("bf16-mixed", "fp16-mixed", "fp32") else 2.0
 
 
 def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:

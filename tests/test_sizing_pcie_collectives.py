@@ -101,8 +101,9 @@ def test_ddp_all_reduce_hides_only_behind_the_last_micro_batch_backward():
     """DDP reduces once per optimizer step, under no_sync() for the other micro-batches
     (pytorch/pytorch#21736): with grad_accum 8 only one eighth of the backward can hide it.
     Llama 3.2 1B, DDP on 8 RTX 4090s without P2P: the old rule called it free (scaling 100%)."""
+    # bf16-true: 16-bit gradients (mixed precision reduces fp32 ones: test_sizing_pcie_host.py)
     w = _full_8b(model="Llama 3.2 1B", sharding="none", micro_batch=2, grad_accum=8,
-                 grad_checkpointing=False)
+                 grad_checkpointing=False, precision="bf16-true")
     gpu = GPUS["RTX4090-24GB"]
     tp = estimate_throughput(w, gpu, gpus_per_node=8)
     per_gpu = tp.tokens_per_s_per_gpu / tp.scaling_efficiency
