@@ -49,6 +49,14 @@ TINYLLAMA = dict(params_b=1.1, hidden_size=2048, num_layers=22, num_attention_he
                  num_kv_heads=4, intermediate_size=5632, vocab_size=32000)
 
 
+# Qwen3 0.6B, as sonnetx/pluggy trains it: huggingface.co/Qwen/Qwen3-0.6B config.json (hidden
+# 1024, 28 layers, 16 heads of 128, 8 KV heads, MLP 3072, vocab 151936, tied embeddings);
+# 0.6B parameters ("the fp32 grad payload is 2.26 GiB/step (0.6B params)", notes/DDP.md).
+QWEN3_06B = dict(params_b=0.607, hidden_size=1024, num_layers=28, num_attention_heads=16,
+                 num_kv_heads=8, head_dim=128, intermediate_size=3072, vocab_size=151936,
+                 tie_embeddings=True)
+
+
 def _workload(model: str, micro_batch: int, grad_checkpointing: bool, gpus: int,
               seq_len: int = LLMQ_SEQ_LEN, grad_accum: int = LLMQ_GRAD_ACCUM,
               sharding: str = "none"):
@@ -59,11 +67,11 @@ def _workload(model: str, micro_batch: int, grad_checkpointing: bool, gpus: int,
     # whyNLP's HF / Accelerate runs are torch.autocast bf16 over fp32 weights ("bf16-mixed":
     # DDP reduces fp32 gradients, sizing/throughput.py ddp_grad_bytes), DeepSpeed's bf16 mode
     # holds bf16 weights (ZeRO-2's bytes are 16-bit either way).
-    arch = TINYLLAMA if model == "TinyLlama 1.1B" else dict(model=model)
+    # sonnetx/pluggy's DDP (bucketed fp32 all-reduce from backward hooks) runs bf16 autocast.
+    arch = {"TinyLlama 1.1B": TINYLLAMA, "Qwen3 0.6B": QWEN3_06B}.get(model, dict(model=model))
     return workload_from_dict(dict(
         name=f"{model} on {gpus}", **arch, method="full",
-        precision="bf16-mixed" if model == "TinyLlama 1.1B" or "Llama 2" in model
-        else "bf16-true",
+        precision="bf16-true" if model.startswith("Qwen2.5") else "bf16-mixed",
         framework="hf", optimizer="adamw", seq_len=seq_len, micro_batch=micro_batch,
         grad_accum=grad_accum, grad_checkpointing=grad_checkpointing, sharding=sharding,
         gpus=gpus, tokens=1e9))
@@ -101,7 +109,9 @@ def training_rows(path: Path = PCIE_CSV) -> list[dict]:
         card = estimate_throughput(w, gpus[r["gpu_model"]], gpus_per_node=n)
         h100 = estimate_throughput(ref, gpus[r["ref_gpu_model"]])
         after = card.tokens_per_s / n / h100.tokens_per_s
-        before = after * hfu_before(r["gpu_model"], w.arch.params) / card.hfu
+        # against one card of the same box the card's HFU cancels: only the box is scored
+        before = after if r["ref_gpu_model"] == r["gpu_model"] else (
+            after * hfu_before(r["gpu_model"], w.arch.params) / card.hfu)
         measured = float(r["measured"]) / n / float(r["ref_measured"])
         # the box's collectives before issue 27's shared-host rate, and with P2P assumed
         unshared = estimate_throughput(w, gpus[r["gpu_model"]], gpus_per_node=n,

@@ -96,7 +96,7 @@ def test_box_rows_before_and_after():
     its gap is not modelled); the 8 x A40 7B box is only consistent with P2P."""
     rows = {(r["gpu_model"], r["gpus"], r["model"], r["sharding"]): r
             for r in pcie_cards.training_rows() if r["gpus"] > 1}
-    assert len(rows) == 11 and all(r["use"] == "out-of-sample" for r in rows.values())
+    assert len(rows) == 15 and all(r["use"] == "out-of-sample" for r in rows.values())
     rtx3090 = rows[("RTX3090-24GB", 8, "TinyLlama 1.1B", "zero2")]
     assert rtx3090["err_unshared"] == pytest.approx(68.3, abs=0.5)
     assert rtx3090["err_after"] == pytest.approx(43.6, abs=0.5)
@@ -110,7 +110,23 @@ def test_box_rows_before_and_after():
     # the shared host never makes a box faster than the rule before it
     assert all(r["after"] <= r["unshared"] + 1e-12 for r in rows.values())
     n, before, shared, p2p = pcie_cards.box_summary(pcie_cards.training_rows())["out-of-sample"]
-    assert n == 11 and shared == pytest.approx(before, abs=0.05)
+    assert n == 15 and shared < before - 4
+
+
+def test_sonnetx_pluggy_boxes():
+    """Qwen3 0.6B DDP (fp32 gradients, 2 x 4096 tokens per GPU, no accumulation) scored against
+    one card of the same box: the 8-card boxes come within 8% with the shared host (+45% and +33%
+    before); the 2- and 4-card A40 rows stay 15-23% over: their all-reduce fits in the backward
+    in the model, while the same code's trace left 17-21% of it exposed (not modelled)."""
+    rows = {(r["gpu_model"], r["gpus"]): r for r in pcie_cards.training_rows()
+            if r["model"] == "Qwen3 0.6B"}
+    assert rows[("A40-48GB", 8)]["err_unshared"] > 40
+    assert abs(rows[("A40-48GB", 8)]["err_after"]) < 10
+    assert rows[("RTXA6000-48GB", 8)]["err_unshared"] > 30
+    assert abs(rows[("RTXA6000-48GB", 8)]["err_after"]) < 5
+    for n in (2, 4):
+        r = rows[("A40-48GB", n)]
+        assert r["after"] == 1.0 and 10 < r["err_after"] < 25
 
 
 def test_ddp_under_mixed_precision_all_reduces_fp32_gradients():
