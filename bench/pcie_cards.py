@@ -17,13 +17,17 @@ one code is what carries over, not LLMQ's absolute utilisation.
 from __future__ import annotations
 
 import csv
+import os
 import statistics
+from contextlib import contextmanager
 from pathlib import Path
 
 from gpuprices.sizing.efficiency import card_ceiling, efficiency_table, gpu_class, size_factor
 from gpuprices.sizing.throughput import (
+    P2P_ENV,
     PCIE_COLLECTIVE_GBS,
     PCIE_NO_P2P_COLLECTIVE_GBS,
+    PCIE_NO_P2P_HOST_GBS,
     estimate_throughput,
 )
 from gpuprices.sizing.workload import workload_from_dict
@@ -45,15 +49,29 @@ TINYLLAMA = dict(params_b=1.1, hidden_size=2048, num_layers=22, num_attention_he
                  num_kv_heads=4, intermediate_size=5632, vocab_size=32000)
 
 
+# Qwen3 0.6B, as sonnetx/pluggy trains it: huggingface.co/Qwen/Qwen3-0.6B config.json (hidden
+# 1024, 28 layers, 16 heads of 128, 8 KV heads, MLP 3072, vocab 151936, tied embeddings);
+# 0.6B parameters ("the fp32 grad payload is 2.26 GiB/step (0.6B params)", notes/DDP.md).
+QWEN3_06B = dict(params_b=0.607, hidden_size=1024, num_layers=28, num_attention_heads=16,
+                 num_kv_heads=8, head_dim=128, intermediate_size=3072, vocab_size=151936,
+                 tie_embeddings=True)
+
+
 def _workload(model: str, micro_batch: int, grad_checkpointing: bool, gpus: int,
               seq_len: int = LLMQ_SEQ_LEN, grad_accum: int = LLMQ_GRAD_ACCUM,
               sharding: str = "none"):
     # LLMQ's default ZeRO-1 moves the gradient bytes of an all-reduce once per step (sharding
     # "none" here); bf16 weights and optimizer states do not change the time. whyNLP/tinyllama
     # runs 2048-token blocks without accumulation (run_clm.sh), DDP or DeepSpeed ZeRO-2.
-    arch = TINYLLAMA if model == "TinyLlama 1.1B" else dict(model=model)
+    # LLMQ keeps its weights in bf16, so its all-reduce moves 16-bit gradients ("bf16-true");
+    # whyNLP's HF / Accelerate runs are torch.autocast bf16 over fp32 weights ("bf16-mixed":
+    # DDP reduces fp32 gradients, sizing/throughput.py ddp_grad_bytes), DeepSpeed's bf16 mode
+    # holds bf16 weights (ZeRO-2's bytes are 16-bit either way).
+    # sonnetx/pluggy's DDP (bucketed fp32 all-reduce from backward hooks) runs bf16 autocast.
+    arch = {"TinyLlama 1.1B": TINYLLAMA, "Qwen3 0.6B": QWEN3_06B}.get(model, dict(model=model))
     return workload_from_dict(dict(
-        name=f"{model} on {gpus}", **arch, method="full", precision="bf16-mixed",
+        name=f"{model} on {gpus}", **arch, method="full",
+        precision="bf16-true" if model.startswith("Qwen2.5") else "bf16-mixed",
         framework="hf", optimizer="adamw", seq_len=seq_len, micro_batch=micro_batch,
         grad_accum=grad_accum, grad_checkpointing=grad_checkpointing, sharding=sharding,
         gpus=gpus, tokens=1e9))
@@ -91,13 +109,49 @@ def training_rows(path: Path = PCIE_CSV) -> list[dict]:
         card = estimate_throughput(w, gpus[r["gpu_model"]], gpus_per_node=n)
         h100 = estimate_throughput(ref, gpus[r["ref_gpu_model"]])
         after = card.tokens_per_s / n / h100.tokens_per_s
-        before = after * hfu_before(r["gpu_model"], w.arch.params) / card.hfu
+        # against one card of the same box the card's HFU cancels: only the box is scored
+        before = after if r["ref_gpu_model"] == r["gpu_model"] else (
+            after * hfu_before(r["gpu_model"], w.arch.params) / card.hfu)
         measured = float(r["measured"]) / n / float(r["ref_measured"])
+        # the box's collectives before issue 27's shared-host rate, and with P2P assumed
+        unshared = estimate_throughput(w, gpus[r["gpu_model"]], gpus_per_node=n,
+                                       shared_host=False).tokens_per_s / n / h100.tokens_per_s
+        with _p2p_assumed():
+            p2p = estimate_throughput(w, gpus[r["gpu_model"]], gpus_per_node=n
+                                      ).tokens_per_s / n / h100.tokens_per_s
         out.append(dict(gpu_model=r["gpu_model"], gpus=n, model=r["model"], use=r["use"],
                         ref=r["ref_gpu_model"], sharding=r["sharding"] or "none",
                         measured=measured, before=before, after=after,
                         err_before=(before / measured - 1) * 100,
-                        err_after=(after / measured - 1) * 100, source=r["source"]))
+                        err_after=(after / measured - 1) * 100,
+                        unshared=unshared, err_unshared=(unshared / measured - 1) * 100,
+                        p2p=p2p, err_p2p=(p2p / measured - 1) * 100, source=r["source"]))
+    return out
+
+
+@contextmanager
+def _p2p_assumed():
+    old = os.environ.get(P2P_ENV)
+    os.environ[P2P_ENV] = "1"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[P2P_ENV]
+        else:
+            os.environ[P2P_ENV] = old
+
+
+def box_summary(rows: list[dict]) -> dict[str, tuple[int, float, float, float]]:
+    """{use: (box rows, median |error| unshared %, shared host %, P2P %)} over the
+    multi-GPU rows (the single-card rows do not move)."""
+    out = {}
+    for use in ("in-model", "out-of-sample"):
+        rs = [r for r in rows if r["use"] == use and r["gpus"] > 1]
+        if rs:
+            out[use] = (len(rs), statistics.median(abs(r["err_unshared"]) for r in rs),
+                        statistics.median(abs(r["err_after"]) for r in rs),
+                        statistics.median(abs(r["err_p2p"]) for r in rs))
     return out
 
 
@@ -109,7 +163,10 @@ def collective_rows(path: Path = PCIE_CSV) -> list[dict]:
         if r["kind"] != "collective":
             continue
         gen = r["pcie_gen"]
-        p2p, no_p2p = PCIE_COLLECTIVE_GBS[gen], PCIE_NO_P2P_COLLECTIVE_GBS[gen]
+        p2p = PCIE_COLLECTIVE_GBS[gen]
+        # without P2P the box's GPUs share the host (sizing/throughput.py link_bandwidth)
+        no_p2p = min(PCIE_NO_P2P_COLLECTIVE_GBS[gen],
+                     PCIE_NO_P2P_HOST_GBS.get(gen, float("inf")) / int(r["gpus"]))
         model = {"yes": p2p, "no": no_p2p}.get(r["p2p"], no_p2p)
         out.append(dict(gpu_model=r["gpu_model"], gpus=int(r["gpus"]), p2p=r["p2p"], gen=gen,
                         measured=float(r["measured"]), model=model, model_p2p=p2p,
@@ -143,6 +200,20 @@ def print_pcie_cards() -> None:
               f"{r['err_after']:>+9.1f}%  {r['use']}")
     for use, (n, b, a) in summary(rows).items():
         print(f"  median |error| {use:14} {n} rows: before {b:.1f}%, after {a:.1f}%")
+    print("\nMulti-GPU PCIe boxes: the step model's per-GPU rate (same units) with the box's "
+          "collectives at the rate before issue 27's shared host (each GPU 20 GB/s without P2P), "
+          "now (host memory shared by the box's GPUs, the default), and with P2P assumed")
+    print(f"  {'card':14}{'GPUs':>5} {'model':15}{'shard':6}{'measured':>9}{'before':>8}"
+          f"{'shared':>8}{'P2P':>8}{'err before':>11}{'err shared':>11}{'err P2P':>9}  use")
+    for r in rows:
+        if r["gpus"] > 1:
+            print(f"  {r['gpu_model']:14}{r['gpus']:>5} {r['model']:15}{r['sharding']:6}"
+                  f"{r['measured']:>9.3f}{r['unshared']:>8.3f}{r['after']:>8.3f}"
+                  f"{r['p2p']:>8.3f}{r['err_unshared']:>+10.1f}%{r['err_after']:>+10.1f}%"
+                  f"{r['err_p2p']:>+8.1f}%  {r['use']}")
+    for use, (n, b, a, p) in box_summary(rows).items():
+        print(f"  median |error| {use:14} {n} box rows: before {b:.1f}%, shared host "
+              f"{a:.1f}%, P2P {p:.1f}%")
     print("\nPCIe collectives (GB/s of bus bandwidth) against the step model's rate "
           "(P2P / without P2P, the default)")
     for c in collective_rows():

@@ -85,6 +85,20 @@ PCIE_COLLECTIVE_GBS = {"gen3": 12.0, "gen4": 24.0, "gen5": 28.0, "gen6": 96.0}
 #   and, in the NCCL maintainer's words, is what "your CPU and memory can deliver" (nccl#1639).
 # * Gen3 / Gen6: no measurement without P2P; the P2P figure is kept.
 PCIE_NO_P2P_COLLECTIVE_GBS = {"gen3": 12.0, "gen4": 20.0, "gen5": 28.0, "gen6": 96.0}
+# Without P2P every GPU of the box stages its ring traffic through the SAME host memory at the
+# same time, so the per-GPU rate above (measured one pair at a time) falls with the number of
+# cards: per GPU min(rate, host aggregate / GPUs). The NCCL maintainer on PCIe boxes: the rate
+# "is usually determined by the bandwidth your CPU and memory can deliver ... with 8 GPUs,
+# that's 8 flows at 28GB/s in both directions" (github.com/NVIDIA/nccl/issues/1639), and SHM
+# between GPUs reaches "9 or 6" GB/s (github.com/NVIDIA/nccl/issues/406). Aggregates:
+# * Gen4: 49 GB/s = 8 x 6.13, the all-reduce bus bandwidth 8 AD102 cards (L20) reached through
+#   host memory (SHM transport; github.com/NVIDIA/nccl/issues/1817). It is the mean over
+#   8 B-512 MB messages, so a low bound on the large-message rate: conservative, like the
+#   no-P2P default itself. 2 GPUs keep 20, 4 get 12.3, 8 get 6.1 GB/s.
+# * Gen5: 224 GB/s = 8 x 28, the 8 x RTX 5090 box of nccl#1639 (dual Xeon 8480+, DDR5):
+#   8 GPUs keep 28, so Gen5 boxes of up to 8 cards are unchanged.
+# * Gen3 / Gen6: no measurement; no cap.
+PCIE_NO_P2P_HOST_GBS = {"gen4": 8 * 6.13, "gen5": 8 * 28.0}
 P2P_ENV = "GPUPRICES_PCIE_P2P"
 
 
@@ -224,7 +238,7 @@ def switch_speed_factor(w: Workload, gpu: GpuModel, tokens_per_s: float,
 
 def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
                    internode_gbs: float | None = None,
-                   p2p: bool | None = None) -> tuple[str, float]:
+                   p2p: bool | None = None, shared_host: bool = True) -> tuple[str, float]:
     """(kind, GB/s per GPU per direction) of the slowest link a collective crosses.
 
     Datasheets print bidirectional aggregates; a ring uses one direction, so half is used.
@@ -232,12 +246,17 @@ def link_bandwidth(gpu: GpuModel, gpus_per_node: int, nodes: int,
     collectives measure there (PCIE_COLLECTIVE_GBS: the host caps it below the link rate;
     PCIE_NO_P2P_COLLECTIVE_GBS without peer-to-peer access, the default: `p2p` None reads
     GPUPRICES_PCIE_P2P), except a bridged pair (NVL, A6000 bridge) when the job has at most 2.
+    Without P2P the box's GPUs share the host's memory (PCIE_NO_P2P_HOST_GBS / gpus_per_node);
+    `shared_host=False` gives the rule before that (bench/pcie_cards.py's before column).
     """
     text = gpu.interconnect
     gen = re.search(r"gen\s*(\d)", text, re.I)
-    rates = PCIE_COLLECTIVE_GBS if (pcie_p2p_assumed() if p2p is None else p2p) \
-        else PCIE_NO_P2P_COLLECTIVE_GBS
-    kind, gbs = "pcie", rates.get(f"gen{gen.group(1)}" if gen else "gen4", 12.0)
+    gen_key = f"gen{gen.group(1)}" if gen else "gen4"
+    no_p2p = not (pcie_p2p_assumed() if p2p is None else p2p)
+    rates = PCIE_NO_P2P_COLLECTIVE_GBS if no_p2p else PCIE_COLLECTIVE_GBS
+    kind, gbs = "pcie", rates.get(gen_key, 12.0)
+    if no_p2p and shared_host and gen_key in PCIE_NO_P2P_HOST_GBS:
+        gbs = min(gbs, PCIE_NO_P2P_HOST_GBS[gen_key] / max(1, gpus_per_node))
     stated = re.search(r"(\d+(?:\.\d+)?)\s*(TB|GB)/s", text)
     stated_gbs = None
     if stated:
@@ -283,7 +302,18 @@ def comm_bytes_per_step(w: Workload, gpus: int, share: float = 1.0) -> float:
     # DDP: one all-reduce per optimizer step; accumulation runs under no_sync() (PyTorch
     # DDP.no_sync, pytorch/pytorch#21736: "only kick off expensive grad synchronize every a few
     # iterations"; HF Accelerate's accumulate() and the HF Trainer use it).
-    return 2 * frac * p16
+    return 2 * frac * w.arch.params * ddp_grad_bytes(w)
+
+
+def ddp_grad_bytes(w: Workload) -> float:
+    """Bytes per gradient element DDP all-reduces: the parameters' dtype. Mixed precision
+    (torch.autocast) keeps fp32 parameters, so their gradients, and DDP's buckets, are fp32:
+    PyTorch's default DDP hook all-reduces the bucket as it is, and fp16_compress_hook /
+    bf16_compress_hook exist to cast it to 16 bits first (docs.pytorch.org, DDP Communication
+    Hooks; default_hooks.py); a 0.6B model's "fp32 grad payload is 2.26 GiB/step" under bf16
+    autocast DDP (github.com/sonnetx/pluggy notes/DDP.md). bf16-true / fp8 runs hold 16-bit
+    parameters and reduce 16-bit gradients."""
+    return 4.0 if w.precision in ("bf16-mixed", "fp16-mixed", "fp32") else 2.0
 
 
 def fsdp_frozen_gather_bytes(w: Workload, frac: float) -> float:
@@ -344,7 +374,8 @@ def overlapped_step(w: Workload, t_comp: float, t_comm: float) -> float:
 
 def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, nodes: int = 1,
                         internode_gbs: float | None = None,
-                        offer_interconnect: str | None = None) -> Throughput:
+                        offer_interconnect: str | None = None,
+                        shared_host: bool = True) -> Throughput:
     notes: list[str] = []
     if nodes > 1 and internode_gbs is None:
         internode_gbs, net_src = internode_gbs_per_gpu(gpu, gpus_per_node, offer_interconnect)
@@ -376,7 +407,8 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
     if w.method == "qlora":
         per_gpu /= QLORA_SLOWDOWN
         notes.append(f"QLoRA dequantization: / {QLORA_SLOWDOWN} (LitGPT resource tables)")
-    kind, gbs = link_bandwidth(gpu, gpus_per_node, nodes, internode_gbs)
+    kind, gbs = link_bandwidth(gpu, gpus_per_node, nodes, internode_gbs,
+                               shared_host=shared_host)
     scaling = 1.0
     if n > 1:
         lay, _ = parallel.layout(w, n)
@@ -390,15 +422,18 @@ def estimate_throughput(w: Workload, gpu: GpuModel, gpus_per_node: int = 1, node
         t_hidden = t_comm if step <= t_comp else step  # what step_time maxes with t_comp
         if lay.is_parallel:
             # TP stays inside a node when it fits there (its collectives run over NVLink)
-            tp_kind, tp_gbs = (link_bandwidth(gpu, gpus_per_node, 1)
+            tp_kind, tp_gbs = (link_bandwidth(gpu, gpus_per_node, 1, shared_host=shared_host)
                                if lay.tp <= gpus_per_node else (kind, gbs))
             st = parallel.step_time(w, lay, t_comp, t_hidden, tp_gbs, tp_kind, gbs)
             scaling = st.scaling
             notes.extend(st.notes)
+        shared = kind == "pcie" and gbs < link_bandwidth(gpu, gpus_per_node, nodes,
+                                                          shared_host=False)[1]
         p2p = "" if kind != "pcie" else (
             ", P2P assumed" if pcie_p2p_assumed() else
-            f", no GPU peer-to-peer assumed: {P2P_ENV}=1 if the box has it")
-        notes.append(f"{n} GPUs over {kind} ({gbs:g} GB/s{p2p}): compute {t_comp:.2f} s vs "
+            f", no GPU peer-to-peer assumed: {P2P_ENV}=1 if the box has it"
+            + (f"; {gpus_per_node} GPUs staging through one host's memory" if shared else ""))
+        notes.append(f"{n} GPUs over {kind} ({gbs:.3g} GB/s{p2p}): compute {t_comp:.2f} s vs "
                      f"communication {t_comm:.2f} s per step -> scaling {scaling:.0%}")
     total = per_gpu * n * scaling
     hours = w.tokens / total / 3600 if total > 0 else math.inf

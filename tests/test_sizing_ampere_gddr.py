@@ -89,14 +89,18 @@ def test_sized_hfu_never_passes_what_the_card_matmul_reaches():
 
 def test_tinyllama_rows_in_the_bench():
     """The in-model rows are reproduced; the 8x A40 rows (never fed in: the A40 takes the
-    A6000's ratio) within 15%; the 4090 row, whose HFU comes from LLMQ against the H100, is
-    25% under at most: the two references disagree by that much on the one card both timed."""
+    A6000's ratio) within 20% timed with P2P. Without it (the default) the 7B row is 59% under:
+    its 23.6 GB of ZeRO-2 traffic per 3.5 s step cannot pass through one host's memory at
+    6.1 GB/s per card, so that datacenter box had P2P (docs/sizing.md); the 4090 row, whose
+    HFU comes from LLMQ against the H100, is 25% under at most: the two references disagree
+    by that much on the one card both timed."""
     rows = [r for r in pcie_cards.training_rows() if r["ref"] == "A100-SXM-80GB"]
     assert {r["gpu_model"] for r in rows if r["use"] == "in-model"} == {
         "RTXA6000-48GB", "RTX3090-24GB"}
     assert all(abs(r["err_after"]) < 0.5 for r in rows if r["use"] == "in-model")
     a40 = [r for r in rows if r["gpu_model"] == "A40-48GB"]
-    assert len(a40) == 2 and all(abs(r["err_after"]) < 15 for r in a40)
+    assert len(a40) == 2 and all(abs(r["err_p2p"]) < 20 for r in a40)
+    assert abs(a40[0]["err_after"]) < 15 and a40[1]["err_after"] < -50
     rtx4090 = [r for r in rows if r["gpu_model"] == "RTX4090-24GB"]
     assert len(rtx4090) == 1 and -25 < rtx4090[0]["err_after"] < 0
 
@@ -114,12 +118,14 @@ def test_multi_gpu_pcie_utilisation_rows_are_scored_with_their_scaling_not_per_c
     assert by_class["ampere-gddr"]["rows"] == 1  # the A10 row
     pcie = [r for r in pcie_cards.training_rows()
             if r["gpu_model"] == "RTX3090-24GB" and r["gpus"] == 8]
-    assert pcie and pcie[0]["err_after"] > 50
+    # the shared host takes it from +68% to +44%; the rest is not modelled (docs/sizing.md)
+    assert pcie and 40 < pcie[0]["err_after"] < pcie[0]["err_unshared"] - 20
 
 
 def test_pcie_multi_gpu_offers_say_their_scaling_is_the_fast_end():
-    """The step model times whyNLP's 4 / 8 A6000 and 8 RTX 3090 boxes at ~100% scaling where
-    they kept 83% / 75% / 55% of one card's rate: a PCIe row says so; an NVLink row does not."""
+    """The step model times whyNLP's 4 / 8 A6000 and 8 RTX 3090 boxes at 100% / 100% / 79%
+    scaling where they kept 83% / 75% / 55% of one card's rate: a PCIe row says so; an NVLink
+    row does not."""
     from gpuprices.sizing.memory import estimate_memory
     from gpuprices.sizing.reasons import PCIE_PUBLISHED_SCALING, fit
     assert [round(x, 2) for x in PCIE_PUBLISHED_SCALING] == [0.83, 0.75, 0.55]

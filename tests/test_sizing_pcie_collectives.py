@@ -6,6 +6,7 @@ import pytest
 from gpuprices.sizing.throughput import (
     PCIE_COLLECTIVE_GBS,
     PCIE_NO_P2P_COLLECTIVE_GBS,
+    PCIE_NO_P2P_HOST_GBS,
     comm_bytes_per_step,
     estimate_throughput,
     link_bandwidth,
@@ -30,8 +31,8 @@ def test_pcie_boxes_collect_at_the_nccl_rate_not_the_link_rate():
         "pcie", PCIE_COLLECTIVE_GBS["gen4"])
     assert link_bandwidth(GPUS["RTX-PRO-6000-96GB"], 8, 1, p2p=True) == (
         "pcie", PCIE_COLLECTIVE_GBS["gen5"])
-    # without peer-to-peer access (the default) the host-staged rate
-    assert link_bandwidth(GPUS["RTX6000ADA-48GB"], 8, 1) == (
+    # without peer-to-peer access (the default) the host-staged rate of one pair
+    assert link_bandwidth(GPUS["RTX6000ADA-48GB"], 2, 1) == (
         "pcie", PCIE_NO_P2P_COLLECTIVE_GBS["gen4"])
     assert PCIE_COLLECTIVE_GBS["gen4"] < 32 and PCIE_COLLECTIVE_GBS["gen5"] < 64
     kind, gbs = link_bandwidth(GPUS["H100-SXM-80GB"], 8, 1)
@@ -57,7 +58,8 @@ def test_short_micro_batches_on_pcie_lose_to_their_collectives_and_nvlink_does_n
     # the scaling is compute / step of the overlap model, with the bytes of the FSDP step
     per_gpu = ada.tokens_per_s_per_gpu / ada.scaling_efficiency
     t_comp = 1024 / per_gpu
-    t_comm = comm_bytes_per_step(w, 8) / (PCIE_NO_P2P_COLLECTIVE_GBS["gen4"] * 1e9)
+    t_comm = comm_bytes_per_step(w, 8) / (link_bandwidth(GPUS["RTX6000ADA-48GB"], 8, 1)[1]
+                                          * 1e9)
     assert abs(ada.scaling_efficiency - t_comp / overlapped_step(w, t_comp, t_comm)) < 1e-9
 
 
@@ -99,21 +101,23 @@ def test_ddp_all_reduce_hides_only_behind_the_last_micro_batch_backward():
     """DDP reduces once per optimizer step, under no_sync() for the other micro-batches
     (pytorch/pytorch#21736): with grad_accum 8 only one eighth of the backward can hide it.
     Llama 3.2 1B, DDP on 8 RTX 4090s without P2P: the old rule called it free (scaling 100%)."""
+    # bf16-true: 16-bit gradients (mixed precision reduces fp32 ones: test_sizing_pcie_host.py)
     w = _full_8b(model="Llama 3.2 1B", sharding="none", micro_batch=2, grad_accum=8,
-                 grad_checkpointing=False)
+                 grad_checkpointing=False, precision="bf16-true")
     gpu = GPUS["RTX4090-24GB"]
     tp = estimate_throughput(w, gpu, gpus_per_node=8)
     per_gpu = tp.tokens_per_s_per_gpu / tp.scaling_efficiency
     t_comp = 2 * 1024 * 8 / per_gpu
-    t_comm = comm_bytes_per_step(w, 8) / (PCIE_NO_P2P_COLLECTIVE_GBS["gen4"] * 1e9)
-    assert t_comm == pytest.approx(2 * 7 / 8 * 1.24e9 * 2 / 20e9, rel=0.01)
+    # 8 cards staging through one host: 49 / 8 GB/s each (PCIE_NO_P2P_HOST_GBS)
+    t_comm = comm_bytes_per_step(w, 8) / (PCIE_NO_P2P_HOST_GBS["gen4"] / 8 * 1e9)
+    assert t_comm == pytest.approx(2 * 7 / 8 * 1.24e9 * 2 / 6.13e9, rel=0.01)
     fwd = _fwd_share(w)
     last_bwd = (1 - fwd) * t_comp / 8
     assert t_comm > last_bwd and t_comm < (1 - fwd) * t_comp  # where the two rules differ
     assert _old_overlap(w, t_comp, t_comm, fwd) == pytest.approx(t_comp)
     assert overlapped_step(w, t_comp, t_comm) == pytest.approx(t_comp - last_bwd + t_comm)
     assert tp.scaling_efficiency == pytest.approx(t_comp / (t_comp - last_bwd + t_comm))
-    assert tp.scaling_efficiency < 0.97
+    assert tp.scaling_efficiency < 0.75
     # without accumulation nothing changes
     w1 = _full_8b(model="Llama 3.2 1B", sharding="none", micro_batch=4, grad_accum=1,
                   grad_checkpointing=False)
