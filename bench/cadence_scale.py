@@ -172,10 +172,10 @@ def run(work: Path, args: argparse.Namespace) -> None:
         write_day(s.lake_root, {p: pa.concat_tables(ts) for p, ts in hourly.items()}, last)
         db.load_lake(con, s.lake_root, dates=[last])
 
-    before = con.execute("SELECT count(*) FROM offer_points").fetchone()[0]
+    before = con.execute("SELECT count(*) FROM offer_points").fetchall()[0][0]
 
     timings["one hour's load"], _ = ws.timed(one_hour)
-    added = con.execute("SELECT count(*) FROM offer_points").fetchone()[0] - before
+    added = con.execute("SELECT count(*) FROM offer_points").fetchall()[0][0] - before
     out.append(f"  one hour's load: 4 hours appended to the last day ({added:,} rows, "
                f"{sum(ts[-1].num_rows for ts in hourly.values()):,} a snapshot of all "
                f"providers), each file holding {FIRST_TIMED_HOUR}-23 snapshots")
