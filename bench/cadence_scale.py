@@ -32,6 +32,7 @@ import argparse
 import datetime as dt
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -163,14 +164,18 @@ def run(work: Path, args: argparse.Namespace) -> None:
           f"{rebuild:.0f} s")
     timings = {"rebuild from the lake": rebuild}
     next_hour = iter(range(FIRST_TIMED_HOUR, 24))
+    split: list[tuple[float, float]] = []
 
     def one_hour() -> None:
         hours.step()
         hour = next(next_hour)
         for p, table in hours.snapshot(last, hour).items():
             hourly[p].append(table)
+        t = time.perf_counter()
         write_day(s.lake_root, {p: pa.concat_tables(ts) for p, ts in hourly.items()}, last)
+        t2 = time.perf_counter()
         db.load_lake(con, s.lake_root, dates=[last])
+        split.append((t2 - t, time.perf_counter() - t2))
 
     before = con.execute("SELECT count(*) FROM offer_points").fetchall()[0][0]
 
@@ -178,7 +183,11 @@ def run(work: Path, args: argparse.Namespace) -> None:
     added = con.execute("SELECT count(*) FROM offer_points").fetchall()[0][0] - before
     out.append(f"  one hour's load: 4 hours appended to the last day ({added:,} rows, "
                f"{sum(ts[-1].num_rows for ts in hourly.values()):,} a snapshot of all "
-               f"providers), each file holding {FIRST_TIMED_HOUR}-23 snapshots")
+               f"providers), each file holding {FIRST_TIMED_HOUR + 1}-24 snapshots; median "
+               f"{statistics.median(w for w, _ in split[1:]):.2f} s writing the 31 day files "
+               f"(atomic, fsynced, checksummed) + "
+               f"{statistics.median(ld for _, ld in split[1:]):.2f} s `load_lake` (read, "
+               f"compare fingerprints, append)")
     timings["cheapest_daily"], _ = ws.timed(
         lambda: con.sql("SELECT * FROM cheapest_daily").to_arrow_table())
     timings["price_changes (7 d)"], _ = ws.timed(

@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from gpuprices.warehouse import lake, store
 from gpuprices.warehouse.connection import run, transaction
+from gpuprices.warehouse.contract import OFFER_SCHEMA
 from gpuprices.warehouse.tables import create_src
 
 # The batch's points: within the batch each point follows the one before it (a day's
@@ -99,22 +100,31 @@ def append_many(con: duckdb.DuckDBPyConnection,
     if len(set(keys)) != len(keys):
         raise NotAppend("a provider-day appears twice in the batch")
     src = create_src(con)
+    counts, tables = {}, []
+    for day, provider, table in parts:
+        tables.append(store._checked(day, provider, table))
+        counts[(day, provider)] = tables[-1].num_rows
+    # The batch is judged on its Arrow rows as they are (_known_snapshots), and only the rows
+    # the warehouse lacks go into _src: one insert for the whole batch (a statement per part
+    # costs more than its rows), none for an hour's snapshots already stored.
+    con.register("_batch", pa.concat_tables(tables) if tables
+                 else OFFER_SCHEMA.empty_table())
+    try:
+        same, grown, replaced = store._known_snapshots(con, "_batch")
+        if replaced:
+            run(con, f"DROP TABLE {src}")
+            raise NotAppend(f"the warehouse holds other rows of {len(replaced)} provider-days "
+                            "of the batch")
+        _check_append(con, [k for k in keys if k not in same and k not in grown])
+        store._drop_held(con, same, grown, into="_batch")
+    finally:
+        con.unregister("_batch")
     con.execute("CREATE OR REPLACE TEMP TABLE _seq (snapshot_date DATE, provider VARCHAR, "
                 "seq INTEGER)")
-    counts = {}
-    for seq, (day, provider, table) in enumerate(parts):
-        table = store._checked(day, provider, table)
-        con.from_arrow(table).insert_into(src)
-        con.execute("INSERT INTO _seq VALUES (?, ?, ?)", [day, provider, seq])
-        counts[(day, provider)] = table.num_rows
-    same, grown, replaced = store._known_snapshots(con)
-    if replaced:
-        for tmp in ("_seq", src):
-            run(con, f"DROP TABLE {tmp}")
-        raise NotAppend(f"the warehouse holds other rows of {len(replaced)} provider-days "
-                        "of the batch")
-    _check_append(con, [k for k in keys if k not in same and k not in grown])
-    store._drop_held(con, same, grown)
+    con.from_arrow(pa.table({
+        "snapshot_date": pa.array([d for d, _ in keys], pa.date32()),
+        "provider": pa.array([p for _, p in keys], pa.string()),
+        "seq": pa.array(range(len(keys)), pa.int32())})).insert_into("_seq")
     if not con.execute(f"SELECT count(*) FROM {src}").fetchone()[0]:  # noqa: S608 (ours)
         for tmp in ("_seq", src):
             run(con, f"DROP TABLE {tmp}")

@@ -137,7 +137,7 @@ _SNAPSHOTS_SQL = f"""
 
 _SRC_SNAPSHOTS_SQL = f"""
     SELECT provider, snapshot_date, snapshot_at, hash(count(*), sum({_ROW_HASH}::HUGEINT))
-    FROM _src GROUP BY ALL
+    FROM {{src}} GROUP BY ALL
 """  # noqa: S608 (identifiers are our constants)
 
 # The per provider-day minima of firm prices among the rows of {rows} (_rows: one day of one
@@ -295,9 +295,9 @@ def _insert_offers(
     return table.num_rows
 
 
-def _known_snapshots(con: duckdb.DuckDBPyConnection
+def _known_snapshots(con: duckdb.DuckDBPyConnection, src: str = "_src"
                      ) -> tuple[set, dict, set]:
-    """What the warehouse holds of the provider-days in temp table _src, judged by the
+    """What the warehouse holds of the provider-days in relation `src` (our name), judged by the
     snapshots' fingerprints (_SNAPSHOTS_SQL): `same`, the (day, provider) keys it holds with
     exactly these snapshots; `grown`, key -> the latest stored snapshot time, for a day whose
     stored snapshots are all in _src unchanged, whose other snapshots are all later, and after
@@ -305,17 +305,17 @@ def _known_snapshots(con: duckdb.DuckDBPyConnection
     `replaced`, the other keys it holds something of (a reparse, a released quarantine, a
     snapshot inserted before the latest: replace the day). Keys it holds nothing of are in none.
     """
-    incoming = con.execute(_SRC_SNAPSHOTS_SQL).fetchall()
-    stored = con.execute("""
+    stored = con.execute(f"""
         SELECT provider, snapshot_date, snapshot_at, rows_hash FROM snapshot_dates
-        WHERE (provider, snapshot_date) IN (SELECT DISTINCT provider, snapshot_date FROM _src)
-    """).fetchall()
-    if not stored:
+        WHERE (provider, snapshot_date) IN (SELECT DISTINCT provider, snapshot_date FROM {src})
+    """).fetchall()  # noqa: S608 (our name)
+    if not stored:  # a first load, a rebuild: nothing to hash
         return set(), {}, set()
-    last = dict(con.execute("""
+    incoming = con.execute(_SRC_SNAPSHOTS_SQL.format(src=src)).fetchall()
+    last = dict(con.execute(f"""
         SELECT provider, max(snapshot_date) FROM snapshot_dates
-        WHERE provider IN (SELECT DISTINCT provider FROM _src) GROUP BY provider
-    """).fetchall())
+        WHERE provider IN (SELECT DISTINCT provider FROM {src}) GROUP BY provider
+    """).fetchall())  # noqa: S608 (our name)
     new: dict[tuple, dict] = {}
     for p, d, t, h in incoming:
         new.setdefault((d, p), {})[t] = h
@@ -337,11 +337,15 @@ def _known_snapshots(con: duckdb.DuckDBPyConnection
     return same, grown, replaced
 
 
-def _drop_held(con: duckdb.DuckDBPyConnection, same: set, grown: dict) -> None:
+def _drop_held(con: duckdb.DuckDBPyConnection, same: set, grown: dict,
+               into: str | None = None) -> None:
     """Delete from _src the rows the warehouse already holds: every row of the `same` keys,
-    the stored snapshots of the `grown` ones (_known_snapshots)."""
+    the stored snapshots of the `grown` ones (_known_snapshots). With `into` (a relation of
+    the contract's columns, our name): insert its other rows into _src instead."""
     keys = [(d, p, None) for d, p in same] + [(d, p, t) for (d, p), t in grown.items()]
     if not keys:
+        if into:
+            con.execute(f"INSERT INTO _src SELECT * FROM {into}")  # noqa: S608 (our name)
         return
     held = pa.table({"snapshot_date": pa.array([k[0] for k in keys], pa.date32()),
                      "provider": pa.array([k[1] for k in keys], pa.string()),
@@ -349,11 +353,13 @@ def _drop_held(con: duckdb.DuckDBPyConnection, same: set, grown: dict) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE _held (snapshot_date DATE, provider VARCHAR, "
                 "upto TIMESTAMPTZ)")
     con.from_arrow(held).insert_into("_held")
-    con.execute("""
-        DELETE FROM _src AS s USING _held AS h
-        WHERE s.snapshot_date = h.snapshot_date AND s.provider = h.provider
-          AND (h.upto IS NULL OR s.snapshot_at <= h.upto)
-    """)
+    match = ("s.snapshot_date = h.snapshot_date AND s.provider = h.provider "
+             "AND (h.upto IS NULL OR s.snapshot_at <= h.upto)")
+    if into:
+        sql = f"INSERT INTO _src SELECT s.* FROM {into} AS s ANTI JOIN _held AS h ON {match}"  # noqa: S608 (our names)
+        con.execute(sql)
+    else:
+        con.execute(f"DELETE FROM _src AS s USING _held AS h WHERE {match}")  # noqa: S608
     con.execute("DROP TABLE _held")
 
 
