@@ -8,7 +8,7 @@ import pytest
 from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import load_steps
 from gpuprices.flows.pipeline import steps as pipeline
-from gpuprices.warehouse import bulk_append, db, lake, lake_sync
+from gpuprices.warehouse import bulk_append, db, lake, lake_sync, store
 
 PROVIDERS = ("runpod", "nebius", "crusoe")
 
@@ -126,3 +126,55 @@ def test_a_bad_day_in_a_bulk_load_fails_alone(settings, monkeypatch):
     # The bad day stays pending: the next run tries it again.
     assert [(d, p) for d, p, _, _ in lake_sync.pending(con, settings.lake_root)] == [
         (bad_day, bad_provider)]
+
+
+# The views a reader sees (numbers left out: offers are numbered in load order).
+VIEWS = {
+    "offers": STORED["offers"],
+    "snapshot_dates": STORED["snapshot_dates"],
+    "price_changes": "SELECT * FROM price_changes ORDER BY ALL",
+    "offer_history": "SELECT * FROM offer_history ORDER BY ALL",
+    "cheapest_daily": "SELECT * FROM cheapest_daily ORDER BY ALL",
+    "provider_snapshots": "SELECT * FROM provider_snapshots ORDER BY ALL",
+}
+
+
+def test_gpuprices_load_rebuilds_in_bulk_what_incremental_loads_build(settings, monkeypatch):
+    keys = sorted(_keys(settings))  # the nights in date order
+    assert len({d.replace(day=1) for d, _ in keys}) >= 2  # batches of a month: several
+    incremental = _warehouse(settings, "incremental.duckdb")
+    for day, provider in keys:
+        load_steps.load_day(settings, incremental, day, provider)
+    day_by_day = []
+    real = store._insert_offers
+
+    def insert(con, day, provider, table):
+        day_by_day.append((day, provider))
+        return real(con, day, provider, table)
+
+    monkeypatch.setattr(store, "_insert_offers", insert)
+    bulk = _warehouse(settings, "bulk.duckdb")
+    counts = db.load_lake(bulk, settings.lake_root)  # `gpuprices load`'s path
+    assert day_by_day == [] and sorted(counts) == keys
+    expected = {name: incremental.execute(sql).fetchall() for name, sql in VIEWS.items()}
+    got = {name: bulk.execute(sql).fetchall() for name, sql in VIEWS.items()}
+    assert any(got["price_changes"]) and len(got["offers"]) == sum(counts.values())
+    for name in VIEWS:
+        assert got[name] == expected[name], name
+
+    # The unchanged lake loaded again: nothing stored again, nothing day by day.
+    before = _stored(bulk)
+    assert db.load_lake(bulk, settings.lake_root) == counts
+    assert day_by_day == [] and _stored(bulk) == before
+
+    # A day in the middle rewritten (a reparse that drops a row): that month day by day, and
+    # the result is what a fresh bulk rebuild of the rewritten lake gives.
+    day, provider = next(k for k in keys[len(keys) // 2:] if counts[k] > 1)
+    table = lake.read_partition(settings.lake_root, day, provider)
+    lake.write_partition(settings.lake_root, day, provider, table.slice(1))
+    db.load_lake(bulk, settings.lake_root)
+    assert (day, provider) in day_by_day
+    fresh = _warehouse(settings, "fresh.duckdb")
+    db.load_lake(fresh, settings.lake_root)
+    for name, sql in VIEWS.items():
+        assert bulk.execute(sql).fetchall() == fresh.execute(sql).fetchall(), name

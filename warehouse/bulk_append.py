@@ -11,18 +11,31 @@ given in batch order (store._NUMBER_SQL orders by `seq`), so the warehouse is ex
 loading the provider-days one by one in that order gives. Any other batch (a reload, a day in
 the middle of history, one provider-day twice) raises NotAppend before changing anything;
 callers then load it day by day (store.load_partition / lake_sync.load_stamped).
+
+What the warehouse already holds is judged by the snapshots' fingerprints first
+(store._known_snapshots): a provider-day held unchanged is left out of the batch wherever it
+lies, and an hourly provider's day held with fewer snapshots (the same day file one crawl later)
+contributes only its new snapshots, as an append (one hour's load of every provider is then one
+set of bulk statements).
+
+`load_lake` (`gpuprices load`) reads the lake in batches of a month (and at most BATCH_ROWS
+rows) in date order and stores each batch this way, day by day only when it is no append (a
+changed day in the middle of history): a rebuild into an empty warehouse is all appends, and a
+reload of an unchanged lake stores nothing again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from gpuprices.warehouse import store
-from gpuprices.warehouse.connection import run
+from gpuprices.warehouse import lake, store
+from gpuprices.warehouse.connection import run, transaction
+from gpuprices.warehouse.contract import OFFER_SCHEMA
 from gpuprices.warehouse.tables import create_src
 
 # The batch's points: within the batch each point follows the one before it (a day's
@@ -66,8 +79,6 @@ class NotAppend(ValueError):
 
 
 def _check_append(con: duckdb.DuckDBPyConnection, keys: list[tuple[dt.date, str]]) -> None:
-    if len(set(keys)) != len(keys):
-        raise NotAppend("a provider-day appears twice in the batch")
     first: dict[str, dt.date] = {}
     for day, provider in keys:
         first[provider] = min(day, first.get(provider, day))
@@ -86,25 +97,112 @@ def append_many(con: duckdb.DuckDBPyConnection,
     when the batch is not an append, ContractError for a table that breaks the contract."""
     parts = [(store.as_date(d), p, t) for d, p, t in parts]
     keys = [(d, p) for d, p, _ in parts]
-    _check_append(con, keys)
+    if len(set(keys)) != len(keys):
+        raise NotAppend("a provider-day appears twice in the batch")
     src = create_src(con)
+    counts, tables = {}, []
+    for day, provider, table in parts:
+        tables.append(store._checked(day, provider, table))
+        counts[(day, provider)] = tables[-1].num_rows
+    # The batch is judged on its Arrow rows as they are (_known_snapshots), and only the rows
+    # the warehouse lacks go into _src: one insert for the whole batch (a statement per part
+    # costs more than its rows), none for an hour's snapshots already stored.
+    con.register("_batch", pa.concat_tables(tables) if tables
+                 else OFFER_SCHEMA.empty_table())
+    try:
+        same, grown, replaced = store._known_snapshots(con, "_batch")
+        if replaced:
+            run(con, f"DROP TABLE {src}")
+            raise NotAppend(f"the warehouse holds other rows of {len(replaced)} provider-days "
+                            "of the batch")
+        _check_append(con, [k for k in keys if k not in same and k not in grown])
+        store._drop_held(con, same, grown, into="_batch")
+    finally:
+        con.unregister("_batch")
     con.execute("CREATE OR REPLACE TEMP TABLE _seq (snapshot_date DATE, provider VARCHAR, "
                 "seq INTEGER)")
-    counts = {}
-    for seq, (day, provider, table) in enumerate(parts):
-        table = store._checked(day, provider, table)
-        con.from_arrow(table).insert_into(src)
-        con.execute("INSERT INTO _seq VALUES (?, ?, ?)", [day, provider, seq])
-        counts[(day, provider)] = table.num_rows
+    con.from_arrow(pa.table({
+        "snapshot_date": pa.array([d for d, _ in keys], pa.date32()),
+        "provider": pa.array([p for _, p in keys], pa.string()),
+        "seq": pa.array(range(len(keys)), pa.int32())})).insert_into("_seq")
+    if not con.execute(f"SELECT count(*) FROM {src}").fetchone()[0]:  # noqa: S608 (ours)
+        for tmp in ("_seq", src):
+            run(con, f"DROP TABLE {tmp}")
+        return counts
     run(con, store._STAGE_SQL.format(
         src="(SELECT s.*, q.seq FROM _src AS s JOIN _seq AS q USING (snapshot_date, provider))"))
     for sql in store._NUMBER_SQL:
         run(con, sql)
-    run(con, "INSERT INTO snapshot_dates "
-             "SELECT DISTINCT provider, snapshot_date, snapshot_at FROM _rows")
+    run(con, store._SNAPSHOTS_SQL.format(src=src))
+    # A grown day's cheapest offers are those of its new latest snapshot, in this batch.
+    for day, provider in grown:
+        run(con, "DELETE FROM provider_day_cheapest WHERE snapshot_date = $d AND provider = $p",
+            {"d": day, "p": provider})
     run(con, store._CHEAPEST_SQL.format(rows="_rows"))
     run(con, _POINTS_SQL)
     run(con, _LAST_SQL)
     for tmp in ("_in", "_rows", "_seq", src):
         run(con, f"DROP TABLE {tmp}")
     return counts
+
+
+# At most this many rows in one bulk batch of load_lake (about 1 GB of Arrow and DuckDB staging
+# at the contract's ~24 columns): a month of 31 hourly providers can hold millions.
+BATCH_ROWS = 2_000_000
+
+
+def load_lake(
+    con: duckdb.DuckDBPyConnection,
+    lake_root: Path | str,
+    dates: Iterable[dt.date | str] | None = None,
+    providers: Iterable[str] | None = None,
+    *,
+    read: Callable[[Path], pa.Table] | None = None,
+    refused: list[tuple[Path, str]] | None = None,
+) -> dict[tuple[dt.date, str], int]:
+    """Load the lake's offers partitions (all, or those of the given dates and providers) into
+    the warehouse in ONE transaction: either every selected partition is stored or none is.
+    Partitions are read a month (at most BATCH_ROWS rows) at a time, in date order, and each
+    batch is stored by append_many, or provider-day by provider-day (store._insert_offers) when
+    it is no append. Returns the rows of each partition loaded, per (snapshot_date, provider).
+    `read` is for tests (defaults to lake.read_offers_file). With `refused`, a partition whose
+    bytes differ from its recorded checksum is left out and added to it as (path, why) instead
+    of failing the load: each file is read once.
+    """
+    want_dates = None if dates is None else {store.as_date(d) for d in dates}
+    want_providers = None if providers is None else set(providers)
+    reader = read or lake.read_offers_file
+    selected = [
+        (day, prov, path)
+        for day, prov, path in lake.list_partitions(lake_root)
+        if (want_dates is None or day in want_dates)
+        and (want_providers is None or prov in want_providers)
+    ]
+    loaded: dict[tuple[dt.date, str], int] = {}
+    batch: list[tuple[dt.date, str, pa.Table]] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        try:
+            loaded.update(append_many(con, batch))
+        except NotAppend:
+            for day, prov, table in batch:
+                loaded[(day, prov)] = store._insert_offers(con, day, prov, table)
+        batch.clear()
+
+    with transaction(con):
+        for day, prov, path in selected:
+            if batch and (batch[-1][0].replace(day=1) != day.replace(day=1)
+                          or sum(t.num_rows for *_, t in batch) >= BATCH_ROWS):
+                flush()
+            try:
+                table = reader(path)
+            except lake.ChecksumError as exc:
+                if refused is None:
+                    raise
+                refused.append((path, str(exc)))
+                continue
+            batch.append((day, prov, table))
+        flush()
+    return loaded

@@ -15,6 +15,7 @@ A test that stands in for the store's insert patches `gpuprices.warehouse.store.
 
 from __future__ import annotations
 
+from gpuprices.warehouse.bulk_append import load_lake
 from gpuprices.warehouse.connection import (
     QUERY_ONLY,
     WarehouseBusy,
@@ -32,7 +33,7 @@ from gpuprices.warehouse.records import (
 )
 from gpuprices.warehouse.schema import SQL_DIR, VIEWS, age_limit, init_schema, refresh_views
 from gpuprices.warehouse.schema import table_type as _table_type
-from gpuprices.warehouse.store import load_lake, load_partition, rebuild_offer_points
+from gpuprices.warehouse.store import load_partition, rebuild_offer_points
 from gpuprices.warehouse.tables import RUN_STATUSES
 from gpuprices.warehouse.tables import STORE_TABLES as _STORE_TABLES
 

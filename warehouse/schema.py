@@ -236,6 +236,8 @@ def init_schema(con: duckdb.DuckDBPyConnection) -> None:
         for ddl in TABLES.values():
             con.execute(ddl)
         _add_snapshot_times(con)
+        # Fingerprints came after the table (tables.py): an older warehouse gains the column.
+        con.execute("ALTER TABLE snapshot_dates ADD COLUMN IF NOT EXISTS rows_hash UBIGINT")
         _migrate_fx_rates(con)
         if old:
             bulk_load(con, _migrated_rows(con, old))

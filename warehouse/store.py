@@ -11,7 +11,12 @@ contract's order and types. A year of nightly history (11.5 million rows) takes 
 against 270 MB with a plain `offers` table beside the history tables (bench/warehouse_scale.py).
 
 Loads are idempotent per (snapshot_date, provider): the pair is deleted and inserted again in one
-transaction, so a rerun replaces and a failure half way leaves the warehouse as it was. The same
+transaction, so a rerun replaces and a failure half way leaves the warehouse as it was. Each
+stored snapshot keeps a fingerprint of its rows (snapshot_dates.rows_hash), so a load first
+compares (_known_snapshots): a provider-day already held unchanged is left alone, and an hourly
+provider's day file that holds the stored snapshots unchanged plus later ones appends only the
+later ones (_append_snapshots: the nightly append's statements, no delete, no scan of history),
+when nothing of the provider is stored after that day. Anything else is replaced as above. The same
 transaction stores each observation's offer identity and its previous observation, and the
 provider-day's cheapest offer per GPU model (see _store_partition), so the history views and
 cheapest_daily read a few rows instead of aggregating or windowing over the whole year. Arrow
@@ -22,16 +27,14 @@ parameters.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuprices.warehouse import identity, lake
+from gpuprices.warehouse import identity
 from gpuprices.warehouse.connection import run, transaction
-from gpuprices.warehouse.contract import ContractError, conform_table
+from gpuprices.warehouse.contract import OFFER_SCHEMA, ContractError, conform_table
 from gpuprices.warehouse.tables import CAPTURE, DETAILS, IDENTITY, STORE_TABLES, create_src
 
 _ID_COLS = ", ".join(IDENTITY)
@@ -93,12 +96,15 @@ _NEW_DETAILS_SQL = f"""
                       WHERE d.detail_hash = n.detail_hash AND {_DETAIL_MATCH})
 """  # noqa: S608 (identifiers are our constants)
 
+# A capture already stored (an appended snapshot read from a capture of an earlier one) is
+# not stored twice.
 _NEW_CAPTURES_SQL = f"""
     INSERT INTO offer_captures
     SELECT (SELECT coalesce(max(capture_no), 0) FROM offer_captures)
                + row_number() OVER (ORDER BY seq, snapshot_date, provider, {_CAPTURE_COLS}),
            snapshot_date, provider, {_CAPTURE_COLS}
-    FROM (SELECT DISTINCT seq, snapshot_date, provider, {_CAPTURE_COLS} FROM _in)
+    FROM (SELECT DISTINCT seq, snapshot_date, provider, {_CAPTURE_COLS} FROM _in) AS n
+    WHERE NOT EXISTS (SELECT 1 FROM offer_captures AS c WHERE {_CAPTURE_MATCH})
 """  # noqa: S608 (identifiers are our constants)
 
 # Each staged row with its numbers; dup_no counts repeats of one (offer, snapshot, price).
@@ -117,6 +123,22 @@ _ROWS_SQL = f"""
 
 # The staged rows numbered: new identities, details and captures first, then _rows.
 _NUMBER_SQL = (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL)
+
+# A snapshot's fingerprint: its row count and the sum of its rows' hashes over every contract
+# column (order-free; a repeated row counts twice). Stored in snapshot_dates.rows_hash by every
+# load, from the rows as loaded, so that the next load of the same day file can tell which
+# snapshots it already holds unchanged. {src}: our own relation name.
+_ROW_HASH = "hash(" + ", ".join(OFFER_SCHEMA.names) + ")"
+_SNAPSHOTS_SQL = f"""
+    INSERT INTO snapshot_dates (provider, snapshot_date, snapshot_at, rows_hash)
+    SELECT provider, snapshot_date, snapshot_at, hash(count(*), sum({_ROW_HASH}::HUGEINT))
+    FROM {{src}} GROUP BY provider, snapshot_date, snapshot_at
+"""  # noqa: S608 (identifiers are our constants)
+
+_SRC_SNAPSHOTS_SQL = f"""
+    SELECT provider, snapshot_date, snapshot_at, hash(count(*), sum({_ROW_HASH}::HUGEINT))
+    FROM {{src}} GROUP BY ALL
+"""  # noqa: S608 (identifiers are our constants)
 
 # The per provider-day minima of firm prices among the rows of {rows} (_rows: one day of one
 # provider, or everything; offer_points: recomputing the whole table). Firm is the one
@@ -254,14 +276,111 @@ def as_date(value: dt.date | str) -> dt.date:
 def _insert_offers(
     con: duckdb.DuckDBPyConnection, snapshot_date: dt.date, provider: str, table: pa.Table
 ) -> int:
-    """Replace one (snapshot_date, provider) with `table`; the caller holds the transaction."""
+    """Replace one (snapshot_date, provider) with `table`; the caller holds the transaction.
+    What the warehouse already holds unchanged is kept (_known_snapshots): the same day again
+    changes nothing, a day grown by later snapshots gains only those."""
     table = _checked(snapshot_date, provider, table)
     # Into a temp table of the contract's DDL, positionally (conform_table put the columns in
     # the frozen order): its NOT NULL constraints reject rows that break the contract.
     con.from_arrow(table).insert_into(create_src(con))
-    _store_partition(con, snapshot_date, provider)
+    key = (snapshot_date, provider)
+    same, grown, _replaced = _known_snapshots(con) if table.num_rows else (set(), {}, set())
+    if key in same or key in grown:
+        _drop_held(con, same, grown)
+        if key in grown:
+            _append_snapshots(con, snapshot_date, provider)
+    else:
+        _store_partition(con, snapshot_date, provider)
     con.execute("DROP TABLE _src")
     return table.num_rows
+
+
+def _known_snapshots(con: duckdb.DuckDBPyConnection, src: str = "_src"
+                     ) -> tuple[set, dict, set]:
+    """What the warehouse holds of the provider-days in relation `src` (our name), judged by the
+    snapshots' fingerprints (_SNAPSHOTS_SQL): `same`, the (day, provider) keys it holds with
+    exactly these snapshots; `grown`, key -> the latest stored snapshot time, for a day whose
+    stored snapshots are all in _src unchanged, whose other snapshots are all later, and after
+    which nothing of the provider is stored (an hourly provider's day file one crawl later);
+    `replaced`, the other keys it holds something of (a reparse, a released quarantine, a
+    snapshot inserted before the latest: replace the day). Keys it holds nothing of are in none.
+    """
+    stored = con.execute(f"""
+        SELECT provider, snapshot_date, snapshot_at, rows_hash FROM snapshot_dates
+        WHERE (provider, snapshot_date) IN (SELECT DISTINCT provider, snapshot_date FROM {src})
+    """).fetchall()  # noqa: S608 (our name)
+    if not stored:  # a first load, a rebuild: nothing to hash
+        return set(), {}, set()
+    incoming = con.execute(_SRC_SNAPSHOTS_SQL.format(src=src)).fetchall()
+    last = dict(con.execute(f"""
+        SELECT provider, max(snapshot_date) FROM snapshot_dates
+        WHERE provider IN (SELECT DISTINCT provider FROM {src}) GROUP BY provider
+    """).fetchall())  # noqa: S608 (our name)
+    new: dict[tuple, dict] = {}
+    for p, d, t, h in incoming:
+        new.setdefault((d, p), {})[t] = h
+    held: dict[tuple, dict] = {}
+    for p, d, t, h in stored:
+        held.setdefault((d, p), {})[t] = h
+    same, grown, replaced = set(), {}, set()
+    for key, have in held.items():
+        got = new.get(key, {})
+        if None in have or any(h is None or got.get(t) != h for t, h in have.items()):
+            replaced.add(key)
+        elif len(got) == len(have):
+            same.add(key)
+        elif last[key[1]] == key[0] and None not in got and all(
+                t > max(have) for t in got if t not in have):
+            grown[key] = max(have)
+        else:
+            replaced.add(key)
+    return same, grown, replaced
+
+
+def _drop_held(con: duckdb.DuckDBPyConnection, same: set, grown: dict,
+               into: str | None = None) -> None:
+    """Delete from _src the rows the warehouse already holds: every row of the `same` keys,
+    the stored snapshots of the `grown` ones (_known_snapshots). With `into` (a relation of
+    the contract's columns, our name): insert its other rows into _src instead."""
+    keys = [(d, p, None) for d, p in same] + [(d, p, t) for (d, p), t in grown.items()]
+    if not keys:
+        if into:
+            con.execute(f"INSERT INTO _src SELECT * FROM {into}")  # noqa: S608 (our name)
+        return
+    held = pa.table({"snapshot_date": pa.array([k[0] for k in keys], pa.date32()),
+                     "provider": pa.array([k[1] for k in keys], pa.string()),
+                     "upto": pa.array([k[2] for k in keys], pa.timestamp("us", tz="UTC"))})
+    con.execute("CREATE OR REPLACE TEMP TABLE _held (snapshot_date DATE, provider VARCHAR, "
+                "upto TIMESTAMPTZ)")
+    con.from_arrow(held).insert_into("_held")
+    match = ("s.snapshot_date = h.snapshot_date AND s.provider = h.provider "
+             "AND (h.upto IS NULL OR s.snapshot_at <= h.upto)")
+    if into:
+        sql = f"INSERT INTO _src SELECT s.* FROM {into} AS s ANTI JOIN _held AS h ON {match}"  # noqa: S608 (our names)
+        con.execute(sql)
+    else:
+        con.execute(f"DELETE FROM _src AS s USING _held AS h WHERE {match}")  # noqa: S608
+    con.execute("DROP TABLE _held")
+
+
+def _append_snapshots(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str) -> None:
+    """Store the rows of _src, later snapshots of a provider-day the warehouse holds the
+    earlier ones of with nothing of the provider after it (_known_snapshots `grown`): the
+    nightly append's statements, the day's cheapest offers recomputed from its new latest
+    snapshot."""
+    p = {"d": day, "p": provider}
+    run(con, _STAGE_SQL.format(src=_ONE_DAY_SRC))
+    for sql in _NUMBER_SQL:
+        run(con, sql)
+    run(con, _SNAPSHOTS_SQL.format(src="_src"))
+    run(con, "DELETE FROM provider_day_cheapest WHERE snapshot_date = $d AND provider = $p", p)
+    run(con, _CHEAPEST_SQL.format(rows="_rows"))
+    run(con, "CREATE OR REPLACE TEMP TABLE _aff AS SELECT DISTINCT offer_no FROM _rows")
+    run(con, _BASE_LAST_SQL)
+    run(con, _POINTS_SQL, p)
+    run(con, _LAST_APPEND_SQL, p)
+    for tmp in ("_in", "_rows", "_aff", "_base"):
+        run(con, f"DROP TABLE {tmp}")
 
 
 def _checked(snapshot_date: dt.date, provider: str, table: pa.Table) -> pa.Table:
@@ -318,7 +437,7 @@ def _replace_rows(con: duckdb.DuckDBPyConnection, p: dict) -> None:
         run(con, sql)
     run(con, "INSERT INTO _aff SELECT DISTINCT offer_no FROM _rows "
              "WHERE offer_no NOT IN (SELECT offer_no FROM _aff)")
-    run(con, "INSERT INTO snapshot_dates SELECT DISTINCT $p, $d, snapshot_at FROM _rows", p)
+    run(con, _SNAPSHOTS_SQL.format(src="_src"))
     run(con, _CHEAPEST_SQL.format(rows="_rows"))
 
 
@@ -351,8 +470,7 @@ def bulk_load(con: duckdb.DuckDBPyConnection, src: str) -> None:
     run(con, _STAGE_SQL.format(src=f"(SELECT *, 0 AS seq FROM {src})"))  # noqa: S608 (ours)
     for sql in _NUMBER_SQL:
         run(con, sql)
-    con.execute("INSERT INTO snapshot_dates "
-                "SELECT DISTINCT provider, snapshot_date, snapshot_at FROM _rows")
+    con.execute(_SNAPSHOTS_SQL.format(src=src))
     con.execute(_CHEAPEST_SQL.format(rows="_rows"))
     con.execute(f"""
         INSERT INTO offer_points
@@ -393,42 +511,3 @@ def load_partition(
     day = as_date(snapshot_date)
     with transaction(con):
         return _insert_offers(con, day, provider, table)
-
-
-def load_lake(
-    con: duckdb.DuckDBPyConnection,
-    lake_root: Path | str,
-    dates: Iterable[dt.date | str] | None = None,
-    providers: Iterable[str] | None = None,
-    *,
-    read: Callable[[Path], pa.Table] | None = None,
-    refused: list[tuple[Path, str]] | None = None,
-) -> dict[tuple[dt.date, str], int]:
-    """Load the lake's offers partitions (all, or those of the given dates and providers) into
-    the warehouse in ONE transaction: either every selected partition is replaced or none is.
-    Partitions are read one at a time so memory holds one day of one provider. Returns rows
-    loaded per (snapshot_date, provider). `read` is for tests (defaults to lake.read_offers_file).
-    With `refused`, a partition whose bytes differ from its recorded checksum is left out and
-    added to it as (path, why) instead of failing the load: each file is read once.
-    """
-    want_dates = None if dates is None else {as_date(d) for d in dates}
-    want_providers = None if providers is None else set(providers)
-    reader = read or lake.read_offers_file
-    selected = [
-        (day, prov, path)
-        for day, prov, path in lake.list_partitions(lake_root)
-        if (want_dates is None or day in want_dates)
-        and (want_providers is None or prov in want_providers)
-    ]
-    loaded: dict[tuple[dt.date, str], int] = {}
-    with transaction(con):
-        for day, prov, path in selected:
-            try:
-                table = reader(path)
-            except lake.ChecksumError as exc:
-                if refused is None:
-                    raise
-                refused.append((path, str(exc)))
-                continue
-            loaded[(day, prov)] = _insert_offers(con, day, prov, table)
-    return loaded

@@ -243,12 +243,15 @@ TABLES = {
         recorded_at TIMESTAMPTZ NOT NULL
     )
     """,
-    # One row per loaded snapshot: (provider, snapshot_date, snapshot_at).
+    # One row per loaded snapshot: (provider, snapshot_date, snapshot_at), and rows_hash, the
+    # fingerprint of its rows as loaded (store._SNAPSHOTS_SQL; NULL in a warehouse from before
+    # it: the next load of that day replaces it whole). Appended last: added by ALTER TABLE.
     "snapshot_dates": """
     CREATE TABLE IF NOT EXISTS snapshot_dates (
         provider VARCHAR NOT NULL,
         snapshot_date DATE NOT NULL,
-        snapshot_at TIMESTAMPTZ
+        snapshot_at TIMESTAMPTZ,
+        rows_hash UBIGINT
     )
     """,
 }
