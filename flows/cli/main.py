@@ -6,15 +6,14 @@ import contextlib
 import datetime as dt
 import os
 import shutil
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import duckdb
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from gpuprices.flows import loading
 from gpuprices.flows.cli import (
     api,
     bench,
@@ -24,7 +23,6 @@ from gpuprices.flows.cli import (
     quarantine,
     report,
     sizing,
-    sql_output,
     watch,
     worker,
 )
@@ -34,23 +32,14 @@ from gpuprices.flows.cli import (
 from gpuprices.flows.cli import index as index_commands  # `index` is the command's function
 from gpuprices.flows.cli.options import ArchiveDir, DataDir, ProviderOpt, providers_or_all
 from gpuprices.flows.config import BadDataDir, Settings, prefect_env, settings_from
-from gpuprices.flows.ops import publishing, run_journal
 from gpuprices.flows.ops.lock import run_lock
-from gpuprices.flows.ops.status import run_day, status_table
-from gpuprices.flows.ops.warehouse_state import (
-    age_limit,
-    coverage_line,
-    interrupted_runs,
-    last_good_on,
-    replay_hint,
-    warehouse_problem,
-)
-from gpuprices.flows.pipeline import live, load_steps, progress, provider_classes
-from gpuprices.flows.pipeline import steps as pipeline
-from gpuprices.flows.pipeline.results import DayResult, not_run
 from gpuprices.flows.redaction import redact
-from gpuprices.spiders import registry
-from gpuprices.warehouse import db, lake_compact, lake_sync
+
+# Start-up time: every command starts this module, so what only some commands need (duckdb,
+# pyarrow, the pipeline, Prefect...) is imported inside those commands, never here
+# (tests/test_cli_startup.py checks it; bench/cli_startup.py measures it).
+if TYPE_CHECKING:
+    from gpuprices.flows.pipeline.results import DayResult
 
 # rich_markup_mode=None: help texts are printed as written (rich markup would eat the
 # `[[workload]]` of a TOML table name, and emoji codes the `:x:` in a text).
@@ -65,6 +54,17 @@ def _settings(data_dir: Path | None, archive: Path | None = None) -> Settings:
 
 
 def _report(results: list[DayResult], settings: Settings, run_id: str) -> int:
+    from gpuprices.flows.ops import run_journal
+    from gpuprices.flows.ops.status import run_day, status_table
+    from gpuprices.flows.ops.warehouse_state import (
+        age_limit,
+        coverage_line,
+        interrupted_runs,
+        last_good_on,
+    )
+    from gpuprices.flows.pipeline.results import not_run
+    from gpuprices.spiders import registry
+
     max_age, day = age_limit(settings.db_path), run_day(results)
     others = not_run(results, registry.ids(), last_good_on(settings.db_path, day), day, max_age)
     # Runs that never finished, as far back as a snapshot counts as "now" (None: the warehouse
@@ -97,6 +97,12 @@ def _report(results: list[DayResult], settings: Settings, run_id: str) -> int:
 
 def _run_direct(settings: Settings, providers: list[str], replay: str | None, run_id: str
                 ) -> list[DayResult]:
+    from gpuprices.flows import loading
+    from gpuprices.flows.ops import run_journal
+    from gpuprices.flows.pipeline import live, progress
+    from gpuprices.flows.pipeline import steps as pipeline
+    from gpuprices.flows.pipeline.results import DayResult
+
     run_journal.begin(settings, run_id, providers)  # recorded as started before any work
     results: list[DayResult] = []
     if replay is None:
@@ -119,6 +125,9 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None, ru
 def _progress(settings: Settings, providers: list[str], replay: str | None):
     """The progress display of a replay (the archived days per provider); none for a live run,
     whose crawls report themselves."""
+    from gpuprices.flows.pipeline import progress
+    from gpuprices.flows.pipeline import steps as pipeline
+
     if replay is None:
         return contextlib.nullcontext()
     try:
@@ -151,6 +160,8 @@ def crawl(
     archive: ArchiveDir = None,
 ) -> None:
     """Crawl (or replay) providers without Prefect: crawl → parse → check → load."""
+    from gpuprices.flows.pipeline import steps as pipeline
+
     settings = _settings(data_dir, archive)
     replay = _mode(live, replay)
     providers = providers_or_all(provider)
@@ -167,6 +178,8 @@ def reparse(
     archive: ArchiveDir = None,
 ) -> None:
     """Rebuild offers from the raw archive with today's parsers and reload them."""
+    from gpuprices.flows.pipeline import steps as pipeline
+
     settings = _settings(data_dir, archive)
     providers = providers_or_all(provider)
     with run_lock(settings), _progress(settings, providers, date):
@@ -184,6 +197,12 @@ def load(
     """Load the Parquet lake into DuckDB (idempotent per snapshot date and provider), and the
     archived ECB rates into fx_rates. A partition whose bytes differ from the checksum recorded
     when the pipeline wrote it is refused and named (exit 1); the others load."""
+    from gpuprices.flows.ops import publishing
+    from gpuprices.flows.ops.warehouse_state import replay_hint
+    from gpuprices.flows.pipeline import load_steps, provider_classes
+    from gpuprices.flows.pipeline import steps as pipeline
+    from gpuprices.warehouse import db, lake_sync
+
     settings = _settings(data_dir, archive)
     providers = providers_or_all(provider)
     with run_lock(settings):
@@ -217,6 +236,9 @@ def compact(data_dir: DataDir = None) -> None:
     """Rewrite warehouse.duckdb into a fresh, smaller file (DuckDB never returns the space
     that deletes and updates free); safe against a crash: the new file replaces the old one
     only when complete."""
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+    from gpuprices.warehouse import db
+
     settings = _settings(data_dir)
     if not settings.db_path.exists():
         err.print(warehouse_problem(settings.db_path), highlight=False, markup=False)
@@ -237,6 +259,8 @@ def compact_lake(
     (warehouse/lake_compact.py): written, verified, switched by its manifest, then the day
     files deleted; a run killed at any point leaves the lake reading the same, and a rerun
     finishes it. The warehouse is not reloaded (the data did not change)."""
+    from gpuprices.warehouse import lake_compact
+
     settings = _settings(data_dir)
     with run_lock(settings):
         try:
@@ -270,6 +294,7 @@ def nightly(
     # Prefect reads PREFECT_HOME when first imported: the flow module is imported only now, after
     # the data folder's Prefect environment is set, never at the top of this module.
     from gpuprices.flows.nightly import head_start, nightly_flow
+    from gpuprices.flows.pipeline import steps as pipeline
 
     providers = providers_or_all(provider)
     with run_lock(settings), _progress(settings, providers, replay):
@@ -293,6 +318,12 @@ def sql(
     """Run one query against the warehouse and print the result as a table, CSV, JSON or a
     Markdown table. It can read the warehouse and nothing else: no writes, no files (COPY,
     read_csv), no INSTALL, no SET."""
+    import duckdb
+
+    from gpuprices.flows.cli import sql_output
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+    from gpuprices.warehouse import db
+
     if fmt not in sql_output.FORMATS:
         err.print(f"--format must be one of {', '.join(sql_output.FORMATS)}, got {fmt!r}",
                   highlight=False, markup=False)
@@ -351,11 +382,16 @@ for _module in (archive_commands, quarantine, sizing, plan, bench, compare, repo
 def main() -> None:
     try:
         app()
-    except db.WarehouseBusy as exc:  # a load holds the file: a state to wait out, not a crash
-        err.print(str(exc), highlight=False, markup=False)
-        raise SystemExit(2) from None
     except BadDataDir as exc:  # `--data-dir ''`, or a file: said, never a traceback
         err.print(f"error: {exc}", highlight=False, markup=False)
+        raise SystemExit(2) from None
+    except Exception as exc:
+        # A load holds the file: a state to wait out, not a crash. Only a command that opened
+        # the warehouse can meet it, and that command imported the module that defines it.
+        connection = sys.modules.get("gpuprices.warehouse.connection")
+        if connection is None or not isinstance(exc, connection.WarehouseBusy):
+            raise
+        err.print(str(exc), highlight=False, markup=False)
         raise SystemExit(2) from None
 
 

@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from gpuprices.warehouse.contract import PROVIDERS
-
 # A text, not a Path: Path("") is ".", and an empty --data-dir must be refused, not read as the
 # current folder (flows/config.py: settings_from).
 DataDir = Annotated[str | None, typer.Option(
@@ -24,6 +22,9 @@ ProviderOpt = Annotated[list[str] | None, typer.Option(
 
 def providers_or_all(names: list[str] | None) -> list[str]:
     """The providers named with -p (checked against the known ids), else all of them."""
+    # Here, not at the top: the contract brings pyarrow, and every command imports this module.
+    from gpuprices.warehouse.contract import PROVIDERS
+
     names = names or list(PROVIDERS)
     unknown = [n for n in names if n not in PROVIDERS]
     if unknown:
