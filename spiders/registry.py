@@ -18,10 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from gpuprices.warehouse.contract import CaptureMeta, Offer
+# Only for the Parser type: the contract brings pyarrow, and the command line asks this registry
+# for provider ids at start-up (bench/cli_startup.py).
+if TYPE_CHECKING:
+    from gpuprices.warehouse.contract import CaptureMeta, Offer
 
-Parser = Callable[[bytes, CaptureMeta], list[Offer]]
+Parser = Callable[[bytes, "CaptureMeta"], list["Offer"]]
 
 # What a provider is, for readers of the report and for later provider kinds: a hyperscaler sells
 # GPUs among every other cloud product (many regions, reservations); a GPU cloud sells mainly GPUs;

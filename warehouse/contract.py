@@ -26,13 +26,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-PROVIDERS = ("aws", "gcp", "azure", "runpod", "lambda", "coreweave", "nebius", "crusoe",
-             "vast", "hyperbolic", "oracle", "scaleway", "together",
-             "verda", "hyperstack", "hotaisle", "voltagepark", "digitalocean",
-             "civo", "deepinfra", "e2e", "fal", "tensorpool",
-             "computepulse", "gpuai", "sesterce", "shadeform",
-             "gmicloud", "latitude", "lium", "massedcompute")
-PRICING_MODELS = ("on_demand", "spot", "reserved", "committed", "community")
+from gpuprices.warehouse.provider_ids import PRICING_MODELS as PRICING_MODELS
+from gpuprices.warehouse.provider_ids import PROVIDERS as PROVIDERS
 
 OFFER_SCHEMA = pa.schema(
     [

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from gpuprices.warehouse.contract import PROVIDERS
+from gpuprices.warehouse.provider_ids import PROVIDERS
 
 REGIONS_CSV = Path(__file__).parent / "regions.csv"
 _ISO = re.compile(r"^[A-Z]{2}$")
