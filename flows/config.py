@@ -9,6 +9,10 @@ from pathlib import Path
 
 from gpuprices.warehouse import objstore
 
+# Where every load publishes the team's warehouse and `gpuprices pull` finds it
+# (flows/ops/publishing.py); here so that `pull --help` names it without importing duckdb.
+PUBLISH_ENV = "GPUPRICES_PUBLISH"
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 

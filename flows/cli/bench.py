@@ -14,7 +14,6 @@ from rich.markup import escape
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.user_file import read_or_exit
 from gpuprices.flows.config import settings_from
-from gpuprices.warehouse import benchmarks, db
 
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
@@ -31,6 +30,8 @@ def record(
     """Record measured benchmark results in the warehouse's `benchmarks` table. Every row is
     checked first (an error names each bad line, and nothing is recorded); a row recorded
     again replaces the earlier one."""
+    from gpuprices.warehouse import benchmarks, db
+
     rows = read_or_exit(benchmarks.read_results, results, benchmarks.ResultsError)
     db_path = settings_from(data_dir).db_path
     con = db.connect(db_path)

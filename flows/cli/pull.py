@@ -10,10 +10,8 @@ from typing import Annotated
 import typer
 
 from gpuprices.flows.cli.options import DataDir
-from gpuprices.flows.config import settings_from
-from gpuprices.flows.ops.publishing import PUBLISH_ENV, publish_location
+from gpuprices.flows.config import PUBLISH_ENV, settings_from
 from gpuprices.flows.redaction import redact
-from gpuprices.warehouse import publish
 
 
 def pull(
@@ -31,6 +29,9 @@ def pull(
     the pointer checked (a copy under the published prefix), the bytes fetched checked against
     its size and SHA-256, the file opened as a warehouse, never older than the local one without
     --allow-older, then renamed into place whole."""
+    from gpuprices.flows.ops.publishing import publish_location
+    from gpuprices.warehouse import publish
+
     where = publish_location(source)
     if where is None:
         raise typer.BadParameter(f"no store to pull from: pass --from s3://bucket/prefix or set "

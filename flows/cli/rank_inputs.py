@@ -9,9 +9,8 @@ import datetime as dt
 import math
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import duckdb
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -21,9 +20,12 @@ from gpuprices.flows.config import default_currency as config_default_currency
 from gpuprices.flows.config import max_age_days as config_max_age_days
 from gpuprices.flows.config import settings_from
 from gpuprices.flows.gpu_names import load_known_workloads
-from gpuprices.flows.ops.warehouse_state import REPLAY_HINT, warehouse_problem
 from gpuprices.sizing.workload import Workload, WorkloadError
-from gpuprices.warehouse import benchmarks, db, queries
+
+# duckdb and the warehouse modules are imported by the functions that read the warehouse: every
+# `gpuprices` command imports this module (flows/cli/main.py, bench/cli_startup.py).
+if TYPE_CHECKING:
+    import duckdb
 
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
@@ -42,6 +44,9 @@ def data_dir_of(data_dir: Path | None) -> Path:
 def warehouse_today(con: duckdb.DuckDBPyConnection) -> dt.date:
     """The warehouse's "now": latest_snapshot.as_of. ValueError, saying what fills it, when the
     warehouse holds no offers."""
+    from gpuprices.flows.ops.warehouse_state import REPLAY_HINT
+    from gpuprices.warehouse import queries
+
     try:
         return queries.warehouse_today(con)
     except ValueError:
@@ -55,6 +60,8 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
     as in cheapest_now and the weekly report (offers_priced_as_of, with is_stale past
     `max_age_days`: default $GPUPRICES_MAX_AGE_DAYS, else the warehouse's), and the USD ->
     currency factor of that day for the cost constants (fx_factor; None without a rate)."""
+    from gpuprices.warehouse import db, queries
+
     max_age_days = config_max_age_days(max_age_days)
     con = db.connect(db_path, read_only=True)
     try:
@@ -70,6 +77,8 @@ def read_offers(db_path: Path, date: dt.date | None, currency: str = "USD",
 def read_measurements(db_path: Path) -> list[dict[str, Any]]:
     """The recorded benchmark results (measured_throughput; `gpuprices record`), none when
     there is no warehouse yet."""
+    from gpuprices.warehouse import benchmarks, db
+
     if not db_path.exists():
         return []
     con = db.connect(db_path, read_only=True)
@@ -117,6 +126,10 @@ def date_option(date: str | None) -> dt.date | None:
 def offers_or_exit(db_path: Path, day: dt.date | None, currency: str, max_age_days: int | None
                     ) -> tuple[dt.date, list[dict], float | None]:
     """read_offers, or exit 2 saying why there is nothing to rank."""
+    import duckdb
+
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+
     problem = warehouse_problem(db_path)
     if problem:
         raise fail(escape(problem))

@@ -14,8 +14,6 @@ from gpuprices.flows.cli import serve as serve_cli
 from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.config import default_currency, settings_from
-from gpuprices.flows.ops.warehouse_state import warehouse_problem
-from gpuprices.flows.pipeline.report_job import make_report, refresh_fx
 from gpuprices.reports.weeks import week_bounds
 from gpuprices.sizing.workload import WorkloadError
 
@@ -45,6 +43,9 @@ def report(
     discounts_file: DiscountsOption = None,
 ) -> None:
     """Write the weekly report: <data>/reports/<week>/report.html, report.md and CSV tables."""
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+    from gpuprices.flows.pipeline.report_job import make_report, refresh_fx
+
     if week:
         try:
             week_bounds(week)

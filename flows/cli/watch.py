@@ -12,8 +12,6 @@ import typer
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.user_file import read_or_exit
 from gpuprices.flows.config import settings_from
-from gpuprices.flows.ops import notify, watching
-from gpuprices.flows.ops.warehouse_state import warehouse_problem
 
 
 def watch(
@@ -29,6 +27,9 @@ def watch(
     $GPUPRICES_WEBHOOK_URL; what was sent is kept in <data_dir>/watch_state.json, so an
     unchanged night sends nothing. Exit 1 when a message could not be delivered, 2 on a bad
     rules file or no warehouse."""
+    from gpuprices.flows.ops import notify, watching
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+
     parsed = read_or_exit(watching.load_rules, rules, watching.WatchError)
     settings = settings_from(data_dir).ensure()
     problem = warehouse_problem(settings.db_path)

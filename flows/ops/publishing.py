@@ -10,11 +10,9 @@ import sys
 import duckdb
 import typer
 
-from gpuprices.flows.config import Settings
+from gpuprices.flows.config import PUBLISH_ENV, Settings
 from gpuprices.flows.redaction import redact
 from gpuprices.warehouse import index_files, index_store, objstore, publish
-
-PUBLISH_ENV = "GPUPRICES_PUBLISH"
 
 
 def publish_location(value: str | None = None) -> objstore.StorePath | None:
