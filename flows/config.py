@@ -55,6 +55,13 @@ def _where(value: str | Path | objstore.StorePath) -> Path | objstore.StorePath:
     return place.resolve() if isinstance(place, Path) else place
 
 
+def owner_only_writes() -> None:
+    """Files and folders we create are writable by their owner only (0o644 / 0o755), whatever
+    the caller's umask: the archive and the warehouse are the record of what was seen. Child
+    processes (the crawler) inherit it."""
+    os.umask(os.umask(0o022) | 0o022)
+
+
 class BadDataDir(ValueError):
     """A data folder that cannot be one: an empty name, or a path that is a file."""
 

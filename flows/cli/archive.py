@@ -13,19 +13,10 @@ from rich.console import Console
 
 from gpuprices.flows.cli.options import ArchiveDir, ProviderOpt, providers_or_all
 from gpuprices.flows.config import REPO_ROOT, settings_from
-from gpuprices.spiders.archive import FutureCaptureError
-from gpuprices.spiders.importer import (
-    BodyTooLargeError,
-    archive_new,
-    import_manifest,
-    parse_timestamp,
-)
-from gpuprices.spiders.importer import import_capture as archive_capture
-from gpuprices.spiders.providers.aws.history import captures_from_p5_series
-from gpuprices.spiders.providers.azure.history import captures_from_azure_history
-from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
-from gpuprices.spiders.wayback import backfill as wayback_backfill
-from gpuprices.warehouse.contract import PROVIDERS
+from gpuprices.warehouse.provider_ids import PROVIDERS
+
+# The archive's modules (warcio, the providers' history readers) are imported inside the two
+# commands: every `gpuprices` command imports this module (bench/cli_startup.py).
 
 console = Console(width=None if os.isatty(1) else 160)
 err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path never splits)
@@ -50,6 +41,14 @@ def import_capture(
     archive: ArchiveDir = None,
 ) -> None:
     """Wrap an existing capture into the raw archive under its original URL and date."""
+    from gpuprices.spiders.archive import FutureCaptureError
+    from gpuprices.spiders.importer import (
+        BodyTooLargeError,
+        import_manifest,
+        parse_timestamp,
+    )
+    from gpuprices.spiders.importer import import_capture as archive_capture
+
     settings = settings_from(None, archive)
     if manifest:
         try:
@@ -104,6 +103,12 @@ def backfill(
     every archived capture of the provider's pricing URLs, one request at a time. Both are
     resumable: what is already archived is skipped.
     """
+    from gpuprices.spiders.importer import archive_new
+    from gpuprices.spiders.providers.aws.history import captures_from_p5_series
+    from gpuprices.spiders.providers.azure.history import captures_from_azure_history
+    from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
+    from gpuprices.spiders.wayback import backfill as wayback_backfill
+
     settings = settings_from(None, archive)
     if wayback:
         failed = 0

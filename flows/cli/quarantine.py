@@ -12,23 +12,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pyarrow as pa
-import pyarrow.compute as pc
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from gpuprices.flows.cli.options import DataDir
-from gpuprices.flows.config import settings_from
+from gpuprices.flows.config import owner_only_writes, settings_from
 from gpuprices.flows.ops.lock import (
     run_lock,  # the same lock as the nightly run: never both at once
 )
-from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.flows.redaction import redact
-from gpuprices.warehouse import db, identity, lake, objstore
-from gpuprices.warehouse.contract import OFFER_SCHEMA, PROVIDERS, ContractError
+from gpuprices.warehouse.provider_ids import PROVIDERS
+
+# pyarrow, the lake and the pipeline are imported inside the commands: every `gpuprices`
+# command imports this module (bench/cli_startup.py).
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 quarantine_app = typer.Typer(no_args_is_help=True, add_completion=False,
                              help="Review and release rows held back by the quality gates.")
@@ -40,17 +41,22 @@ err = Console(stderr=True, soft_wrap=True)  # messages stay whole lines (a path 
 def _row_key(row: dict) -> tuple:
     """What identifies a row inside one partition: its offer identity, the page it was read
     from and its price (a released row equal to one already loaded is the same row)."""
+    from gpuprices.warehouse import identity
+
     return identity.of_row(row), row["source_url"], row["price_per_hour"]
 
 
 def register(app: typer.Typer) -> None:
     """Add the `quarantine` command group to the main command line."""
     # Every gpuprices command writes owner-only files (archive, lake, warehouse, run summaries).
-    pipeline.owner_only_writes()
+    owner_only_writes()
     app.add_typer(quarantine_app, name="quarantine")
 
 
 def _select(table: pa.Table, reason_like: str | None) -> pa.Array:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if not reason_like:
         return pa.array([True] * table.num_rows)
     return pc.match_substring(table.column("reason"), reason_like, ignore_case=True)
@@ -65,6 +71,8 @@ def list_cmd(
     limit: Annotated[int, typer.Option(help="Rows to print per partition at most.")] = 50,
 ) -> None:
     """List quarantined rows with their reason."""
+    from gpuprices.warehouse import lake
+
     settings = settings_from(data_dir)
     day = dt.date.fromisoformat(date) if date else None
     found = [(d, p, path) for d, p, path in lake.list_quarantine(settings.lake_root)
@@ -94,6 +102,13 @@ def release_rows(settings, day: dt.date, provider: str, reason_like: str | None
     """Move the matching quarantined rows of one provider-day into its offers partition and
     reload that partition. Returns (rows released, rows still quarantined). Raises ContractError
     when a selected row cannot be an offer (e.g. no GPU model: fix the alias and reparse)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from gpuprices.flows.pipeline import steps as pipeline
+    from gpuprices.warehouse import db, identity, lake, objstore
+    from gpuprices.warehouse.contract import OFFER_SCHEMA, ContractError
+
     q = lake.read_quarantine(settings.lake_root, day, provider)
     mask = _select(q, reason_like)
     chosen, keep = q.filter(mask), q.filter(pc.invert(mask))
@@ -147,6 +162,9 @@ def release_cmd(
     data_dir: DataDir = None,
 ) -> None:
     """Load reviewed quarantined rows of one date and provider into the warehouse."""
+    from gpuprices.warehouse import lake
+    from gpuprices.warehouse.contract import ContractError
+
     if provider not in PROVIDERS:
         raise typer.BadParameter(f"unknown provider {provider!r}")
     settings = settings_from(data_dir).ensure()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import sys
 import uuid
 from collections.abc import Callable, Iterable
@@ -17,7 +16,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuprices.flows.config import Settings
+# owner_only_writes lives in config so that the command line sets it without importing this
+# module (pyarrow); `steps.owner_only_writes` stays its name for the pipeline.
+from gpuprices.flows.config import Settings, owner_only_writes
 from gpuprices.flows.pipeline import gates, unknown_layout, usd_rates
 from gpuprices.flows.pipeline.parsing import Parsed, parse_archive
 from gpuprices.flows.pipeline.results import DayResult
@@ -26,13 +27,6 @@ from gpuprices.spiders import fx
 from gpuprices.spiders.archive import FUTURE_SKEW, list_archives
 from gpuprices.warehouse import identity, lake, price_bands
 from gpuprices.warehouse.contract import PROVIDERS, Offer, offers_to_table
-
-
-def owner_only_writes() -> None:
-    """Files and folders we create are writable by their owner only (0o644 / 0o755), whatever
-    the caller's umask: the archive and the warehouse are the record of what was seen. Child
-    processes (the crawler) inherit it."""
-    os.umask(os.umask(0o022) | 0o022)
 
 
 def check(offers: list[Offer], ref: gates.Reference | None = None
