@@ -11,12 +11,10 @@ import math
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from gpuprices.flows.channels.ranking import jsonable
 from gpuprices.flows.cli.buyer_options import DiscountsOption, read_discounts
 from gpuprices.flows.cli.options import DataDir
 from gpuprices.flows.cli.rank_inputs import (
@@ -30,11 +28,8 @@ from gpuprices.flows.cli.rank_inputs import (
     warehouse_today,
 )
 from gpuprices.flows.config import max_age_days as config_max_age_days
-from gpuprices.flows.ops.warehouse_state import warehouse_problem
-from gpuprices.reports.rent_or_own import compare_demands
 from gpuprices.sizing.discounts import expired
 from gpuprices.sizing.rent_or_own import OWNERSHIP_FIELDS, Demand, DemandError, load_demands
-from gpuprices.warehouse import db
 from gpuprices.warehouse.gpus import gpu_models
 
 
@@ -69,6 +64,12 @@ def _demands(path: Path, own: dict[str, float]) -> list[Demand]:
 
 def _read(db_path: Path, day: Any, currency: str, max_age_days: int | None,
           demands: list[Demand], discounts: list[Any] | None = None) -> list[dict[str, Any]]:
+    import duckdb
+
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+    from gpuprices.reports.rent_or_own import compare_demands
+    from gpuprices.warehouse import db
+
     problem = warehouse_problem(db_path)
     if problem:
         raise fail(escape(problem))
@@ -125,6 +126,8 @@ def compare(
     """Rent, reserve or own: the monthly cost of each sustained demand on-demand, on spot, on
     each committed term the warehouse holds and owned, with the hours per week above which each
     beats on-demand."""
+    from gpuprices.flows.channels.ranking import jsonable
+
     currency = currency_option(currency)
     day = date_option(date)
     demands = _demands(demand_file, _overrides(own))

@@ -18,9 +18,9 @@ from rich.text import Text
 
 from gpuprices.flows.cli.options import ArchiveDir, DataDir
 from gpuprices.flows.config import default_currency, settings_from
-from gpuprices.flows.ops.warehouse_state import warehouse_problem
-from gpuprices.flows.pipeline import index_rebuild, progress
-from gpuprices.warehouse import db, index_method, index_store, queries
+
+# The warehouse and the archive's modules are imported inside the commands: every `gpuprices`
+# command imports this module (bench/cli_startup.py).
 
 console = Console(width=None if os.isatty(1) else 200)
 err = Console(stderr=True, width=None if os.isatty(2) else 160)
@@ -31,6 +31,8 @@ def index_rows(con, gpu: str | None, pricing: str, segment: str, start: dt.date 
                end: dt.date | None, currency: str, all_days: bool) -> list[dict[str, Any]]:
     """The stored index rows asked for (warehouse/queries/index.py), members as a list; a day
     without a rate in `currency` says so in `reason`."""
+    from gpuprices.warehouse import queries
+
     rows = queries.rows(queries.price_index(con, gpu_model=gpu, pricing_model=pricing,
                                             segment=segment, start=start, end=end,
                                             currency=currency, all_days=all_days))
@@ -94,6 +96,9 @@ def index(
 ) -> None:
     """The daily GPU rental price index: per day its value (interquartile mean of the members'
     prices per GPU-hour), band (25th-75th percentile), panel size and members. docs/index.md."""
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+    from gpuprices.warehouse import db, index_method, index_store
+
     if ctx.invoked_subcommand is not None:
         return
     if pricing not in PRICINGS:
@@ -148,6 +153,9 @@ def verify(data_dir: DataDir = None, archive: ArchiveDir = None) -> None:
     """Rebuild the index from the raw archive alone (parse -> lake -> warehouse in a temporary
     folder) and compare it with the stored one digit for digit. Exit 0 when every published row
     equals its rebuild (or a revision recorded beside it), else 1 with the differences."""
+    from gpuprices.flows.ops.warehouse_state import warehouse_problem
+    from gpuprices.flows.pipeline import index_rebuild, progress
+
     settings = settings_from(data_dir, archive)
     problem = warehouse_problem(settings.db_path)
     if problem:

@@ -12,7 +12,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from gpuprices.flows.channels.ranking import jsonable
 from gpuprices.flows.cli.buyer_options import (
     DeadlineOption,
     DiscountsOption,
@@ -58,6 +57,9 @@ def plan(
     """For the K best offers of each workload (as `rank` ranks them), the benchmark plan to run
     before committing: each step with its GPUs, duration, what to record and its cost at the
     offer's price and billing rules."""
+    # The API's JSON rows: the channel brings duckdb, which only a ranking needs.
+    from gpuprices.flows.channels.ranking import jsonable
+
     currency = currency_option(currency)
     workloads = with_overrides(load_workloads(workload_file), deadline, region)
     entries = read_discounts(discounts_file)

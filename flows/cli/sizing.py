@@ -15,7 +15,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from gpuprices.flows.channels.ranking import rows_as_json
 from gpuprices.flows.cli import rank_view
 from gpuprices.flows.cli.buyer_options import (
     DeadlineOption,
@@ -266,6 +265,9 @@ def json_rows(ranked: dict[str, list[RankRow]], day: dt.date, set_apart: bool = 
     not a cluster, misses the deadline, outside the regions), whatever else their verdict, only
     with `set_apart`: a plain `rank --json` holds nothing stale, no placeholder or "from" price
     and nothing outside the workloads' regions."""
+    # The API's JSON rows: the channel brings duckdb, which only a ranking needs.
+    from gpuprices.flows.channels.ranking import rows_as_json
+
     return [d for rows in ranked.values() for d in rows_as_json(day, rows, set_apart)]
 
 
