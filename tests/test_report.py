@@ -14,9 +14,10 @@ from markdown_it import MarkdownIt
 from typer.testing import CliRunner
 
 from gpuprices.flows import loading
-from gpuprices.flows.cli.report import make_report, refresh_fx, register
+from gpuprices.flows.cli.report import register
 from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline.report_job import make_report, refresh_fx
 from gpuprices.reports import build, render, weeks
 from gpuprices.sizing.workload import load_workloads
 from gpuprices.spiders.archive import append_captures
