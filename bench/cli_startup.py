@@ -6,11 +6,12 @@ several fresh processes:
 * `import gpuprices.flows.cli.main` alone, and the heavy libraries it pulled in;
 * `gpuprices --help`, `gpuprices rank --help`, `gpuprices sql --help`, and
   `gpuprices sql "select 1"` against an empty data folder (no warehouse: exit 2 after saying so).
-With `--rev REV` (default int3, the branch this work started from) the same figures for that
+With `--rev REV` (default 74f4cd7, int3 before the command line imported lazily) the same
+figures for that
 revision's code, read from git into a temporary folder laid out as the installed package
 (setup.py), side by side. Wall-clock times on a shared machine are noisy: compare medians.
 
-    .venv/bin/python bench/cli_startup.py [--rev int3] [--runs 7]
+    .venv/bin/python bench/cli_startup.py [--rev 74f4cd7] [--runs 7]
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def measure(pythonpath: Path | None, runs: int, data: Path, cwd: Path) -> dict[s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rev", default="int3", help="the earlier revision to compare with "
+    ap.add_argument("--rev", default="74f4cd7", help="the earlier revision to compare with "
                                                   "('' for none)")
     ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
