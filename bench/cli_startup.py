@@ -8,7 +8,8 @@ several fresh processes:
   `gpuprices sql "select 1"` against an empty data folder (no warehouse: exit 2 after saying so).
 With `--rev REV` (default 74f4cd7, int3 before the command line imported lazily) the same
 figures for that revision's code, read from git into a temporary folder laid out as the
-installed package (setup.py), side by side. Wall-clock times on a shared machine are noisy: compare medians.
+installed package (setup.py), side by side. Wall-clock times on a shared machine are noisy:
+compare medians.
 
     .venv/bin/python bench/cli_startup.py [--rev 74f4cd7] [--runs 7]
 """
