@@ -139,9 +139,8 @@ REFERENCE_PARAMS = {"hopper": 7e9, "ampere-dc": 7e9, "blackwell-gddr": 7e9, "ada
 # tp wide. A GEMM's arithmetic intensity, 2MNK / (2(MK + NK + MN)) FLOPs per byte, falls with
 # its smallest dimension, and narrow dimensions lose more to tile and wave quantization (NVIDIA
 # "Matrix Multiplication Background User's Guide", ch. 2-3). Narayanan et al. 2021 (Table 1,
-# sec. 5.1) see per-GPU utilisation rise with model size (to 52% of peak at 1T, the abstract's
-# figure) and put it down to larger matrix multiplications: at TP 8 those are hidden / 8 wide
-# (3200 columns for the 1T).
+# sec. 5.1) see per-GPU utilisation rise with model size (44% of peak at 1.7B, 52% at 1T) from
+# "larger matrix multiplications": at TP 8 those are hidden / 8 wide (3200 columns for the 1T).
 # The FSDP blog's trend was measured without TP, on Llama 2 7B-70B (4096-8192 wide), where
 # width and size grow together; the layer count changes nothing per matmul. So a TP job takes
 # the trend at the size of that family's model hidden / tp wide: Llama 2 7B (the pivot) is 4096
