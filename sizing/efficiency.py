@@ -130,58 +130,23 @@ REFERENCE_PARAMS = {"hopper": 7e9, "ampere-dc": 7e9, "blackwell-gddr": 7e9, "ada
                     "cdna3": 8.03e9, "blackwell-dc": 70.6e9, "ampere-gddr": 0.124e9}
 
 
-# Under tensor parallelism the trend is keyed on the per-GPU matmul width, not on the model's
-# size. Megatron-style TP splits every weight matrix of a layer column- or row-wise over the tp
-# GPUs (Narayanan et al. 2021, arXiv:2104.04473, sec. 2.3), so each GPU multiplies matrices one
-# of whose dimensions is hidden / tp, and the layer's unsplit element-wise work (norms, dropout,
-# residual adds: replicated on every TP rank without sequence parallelism, Korthikanti et al.
-# 2022 sec. 4.2.2) weighs against hidden^2 / tp matmul FLOPs per token, as in a model hidden /
-# tp wide. A GEMM's arithmetic intensity, 2MNK / (2(MK + NK + MN)) FLOPs per byte, falls with
-# its smallest dimension, and narrow dimensions lose more to tile and wave quantization (NVIDIA
-# "Matrix Multiplication Background User's Guide", ch. 2-3). Narayanan et al. 2021 (Table 1,
-# sec. 5.1) see per-GPU utilisation rise with model size (44% of peak at 1.7B, 52% at 1T) from
-# "larger matrix multiplications": at TP 8 those are hidden / 8 wide (3200 columns for the 1T).
-# The FSDP blog's trend was measured without TP, on Llama 2 7B-70B (4096-8192 wide), where
-# width and size grow together; the layer count changes nothing per matmul. So a TP job takes
-# the trend at the size of that family's model hidden / tp wide: Llama 2 7B (the pivot) is 4096
-# wide (its config.json hidden_size), and at a fixed depth-to-width ratio the parameters
-# 12 x layers x width^2 grow with width cubed (7B x (5120 / 4096)^3 = 13.7B: Llama 2 13B).
-# Never above the model's own size: TP does not widen a GPU's matmuls.
-SIZE_TREND_PIVOT_WIDTH = 4096
-
-
-def tp_equivalent_params(params: float, hidden_size: int | None, tensor_parallel: int) -> float:
-    """The model size the size trend is read at: `params` without TP; under TP the size of
-    the trend's model family at width hidden / tp (SIZE_TREND_PIVOT_WIDTH), at most `params`."""
-    if tensor_parallel <= 1 or not hidden_size:
-        return params
-    width = hidden_size / tensor_parallel
-    return min(params, SIZE_TREND_PIVOT * (width / SIZE_TREND_PIVOT_WIDTH) ** 3)
-
-
 def _size_level(params: float) -> float:
     n = min(max(params, SIZE_TREND_SPAN[0]), SIZE_TREND_SPAN[1])
     return 1 + SIZE_TREND_PER_DECADE * math.log10(n / SIZE_TREND_PIVOT)
 
 
-def size_factor(params: float, cls: str, reference_params: float | None = None,
-                hidden_size: int | None = None, tensor_parallel: int = 1) -> tuple[float, str]:
+def size_factor(params: float, cls: str,
+                reference_params: float | None = None) -> tuple[float, str]:
     """(factor on the class HFU for a model of `params` parameters, why): the size trend at
-    this model (under tensor parallelism at its per-GPU width, `tp_equivalent_params`) over
-    the trend at the size the value was measured at (`reference_params`, else the class's;
-    1.0 for a class without a stated size)."""
+    this model over the trend at the size the value was measured at (`reference_params`, else
+    the class's; 1.0 for a class without a stated size)."""
     ref = reference_params or REFERENCE_PARAMS.get(cls)
     if ref is None:
         return 1.0, ""
-    at = tp_equivalent_params(params, hidden_size, tensor_parallel)
-    factor = _size_level(at) / _size_level(ref)
+    factor = _size_level(params) / _size_level(ref)
     if abs(factor - 1) < 1e-9:
         return 1.0, ""
-    size = f"{params / 1e9:.3g}B params"
-    if at != params:
-        size += (f" under TP {tensor_parallel}: matmuls {hidden_size / tensor_parallel:g} wide "
-                 f"per GPU, read as a {at / 1e9:.3g}B model")
-    return factor, (f"x {factor:.2f} for model size ({size} against the "
+    return factor, (f"x {factor:.2f} for model size ({params / 1e9:.3g}B params against the "
                     f"{ref / 1e9:.3g}B the value stands for; PyTorch FSDP blog "
                     f"Table 1: +{SIZE_TREND_PER_DECADE:.1%} per decade, 1B-70B)")
 

@@ -184,10 +184,8 @@ def _sized_efficiency(w: Workload, gpu: GpuModel, eff: Efficiency,
                       notes: list[str]) -> Efficiency:
     """The class's HFU moved along the model-size trend from the size it was measured at to
     the workload's (sizing/efficiency.py size_factor), at most what the card's plain matmul
-    reaches (hfu_ceiling). Under tensor parallelism the trend is read at the per-GPU matmul
-    width (sizing/efficiency.py tp_equivalent_params)."""
-    factor, why = size_factor(w.arch.params, eff.gpu_class, eff.reference_params,
-                              w.arch.hidden_size, w.tensor_parallel)
+    reaches (hfu_ceiling)."""
+    factor, why = size_factor(w.arch.params, eff.gpu_class, eff.reference_params)
     if factor == 1.0:
         return eff
     notes.append(f"HFU {why}")

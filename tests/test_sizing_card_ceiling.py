@@ -72,23 +72,3 @@ def test_utilisation_grows_with_model_size_between_1b_and_70b_only():
     assert size_factor(0.1e9, "hopper")[0] == size_factor(1e9, "hopper")[0] < 1
     # ampere-gddr's A10 value stands at GPT-2 124M (llm.c), taken at 1B: the same lift as Ada's
     assert size_factor(8e9, "ampere-gddr")[0] == size_factor(8e9, "ada")[0] > 1.2
-
-
-def test_under_tensor_parallelism_the_size_trend_is_read_at_the_per_gpu_width():
-    """TP splits each matrix over tp GPUs: the trend is read at the size of the trend's family
-    (Llama 2 7B = 4096 wide, parameters ~ width^3) at width hidden / tp, never above the
-    model's own size; without TP nothing changes."""
-    from gpuprices.sizing.efficiency import size_factor, tp_equivalent_params
-    # GPT-1T (Narayanan 2021 Table 1: hidden 25600, TP 8): 3200 wide per GPU
-    assert tp_equivalent_params(1008e9, 25600, 1) == 1008e9
-    eq = tp_equivalent_params(1008e9, 25600, 8)
-    assert eq == 7e9 * (3200 / 4096) ** 3  # 3.34B, a 3B-class width
-    alone, _ = size_factor(1008e9, "ampere-dc")
-    assert size_factor(1008e9, "ampere-dc", None, 25600, 1)[0] == alone  # FSDP-only: unchanged
-    tp8, why = size_factor(1008e9, "ampere-dc", None, 25600, 8)
-    assert tp8 == size_factor(eq, "ampere-dc")[0] < 1 < alone
-    assert "TP 8" in why and "3200 wide" in why
-    # Llama 3.1 405B at TP 8: 2048 wide -> 0.875B, clamped to the trend's 1B floor
-    assert size_factor(405.85e9, "hopper", None, 16384, 8)[0] == size_factor(1e9, "hopper")[0]
-    # a model narrower per parameter than the family is never read above its own size
-    assert tp_equivalent_params(1.24e9, 8192, 2) == 1.24e9

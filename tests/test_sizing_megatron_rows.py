@@ -48,28 +48,3 @@ def test_estimate_within_25_percent_of_each_row():
     assert len(rows) == 2
     for t in rows:
         assert t["err"] <= bench.PARALLEL_WITHIN, t
-
-
-def test_tensor_parallel_rows_read_the_size_trend_at_their_per_gpu_width():
-    """Both rows run TP 8: their HFU is the A100 class value x the size trend at the width
-    hidden / 8 (1T: 3200, 530B: 2560), not at their 530B-1T size (which the trend clamps to
-    70B: x 1.20); the same workload without TP keeps the size reading."""
-    from dataclasses import replace
-
-    from gpuprices.sizing.efficiency import efficiency_for, size_factor
-    from gpuprices.sizing.throughput import estimate_throughput
-    from gpuprices.warehouse.gpus import gpu_models
-    calibration_rows = importlib.import_module("calibration_rows")
-    a100 = gpu_models()["A100-SXM-80GB"]
-    base = efficiency_for(a100).hfu
-    for r in _rows():
-        w = workload_from_dict(calibration_rows.row_to_workload(r)[0])
-        a = w.arch
-        tp8 = estimate_throughput(w, a100, gpus_per_node=8, nodes=w.gpus // 8)
-        want = size_factor(a.params, "ampere-dc", None, a.hidden_size, 8)[0]
-        assert tp8.hfu == pytest.approx(base * want)
-        assert want < 1 < size_factor(a.params, "ampere-dc")[0]
-        assert any("under TP 8" in n for n in tp8.notes)
-        alone = estimate_throughput(replace(w, tensor_parallel=1), a100, gpus_per_node=8,
-                                    nodes=w.gpus // 8)
-        assert alone.hfu == pytest.approx(base * size_factor(a.params, "ampere-dc")[0])
