@@ -9,17 +9,12 @@ from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import load_steps
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.warehouse import bulk_append, db, lake, lake_sync, store
+from tests.warehouse_rows import STORED_TABLES
 
 PROVIDERS = ("runpod", "nebius", "crusoe")
 
-# Every stored table of the warehouse, numbers included (offer_no, detail_no, capture_no).
-STORED = {
-    "offer_points": "SELECT * FROM offer_points ORDER BY ALL",
-    "offer_ids": "SELECT * FROM offer_ids ORDER BY offer_no",
-    "offer_details": "SELECT * EXCLUDE (extra), extra::VARCHAR FROM offer_details ORDER BY ALL",
-    "offer_captures": "SELECT * FROM offer_captures ORDER BY ALL",
-    "snapshot_dates": "SELECT * FROM snapshot_dates ORDER BY ALL",
-    "provider_day_cheapest": "SELECT * FROM provider_day_cheapest ORDER BY ALL",
+# Every stored table of the warehouse, plus the offers view and the load log.
+STORED = STORED_TABLES | {
     "offers": "SELECT * EXCLUDE (extra), extra::VARCHAR FROM offers ORDER BY ALL",
     "lake_loads": "SELECT * EXCLUDE (loaded_at) FROM lake_loads ORDER BY ALL",
 }

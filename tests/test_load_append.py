@@ -24,6 +24,7 @@ from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import Capture, append_captures
 from gpuprices.warehouse import db, lake, store
 from tests.conftest import FIXTURES, manifest_rows
+from tests.warehouse_rows import STORED_TABLES
 
 ROW = next(r for r in manifest_rows("hyperbolic") if "rental_options" in r["file"])
 BODY = (FIXTURES / "raw" / "hyperbolic" / "cgi_hyperbolic_rental_options.json").read_bytes()
@@ -33,14 +34,7 @@ THIRD = FIRST + dt.timedelta(hours=2)
 DAY = FIRST.date()
 
 # Every stored table, numbers included, and the main views.
-STORED = {
-    "offer_points": "SELECT * FROM offer_points ORDER BY ALL",
-    "offer_ids": "SELECT * FROM offer_ids ORDER BY offer_no",
-    "offer_details": "SELECT * EXCLUDE (extra), extra::VARCHAR FROM offer_details ORDER BY ALL",
-    "offer_captures": "SELECT * FROM offer_captures ORDER BY ALL",
-    "snapshot_dates": "SELECT * FROM snapshot_dates ORDER BY ALL",
-    "provider_day_cheapest": "SELECT * FROM provider_day_cheapest ORDER BY ALL",
-}
+STORED = STORED_TABLES
 VIEWS = {
     name: f"SELECT * EXCLUDE (extra), extra::VARCHAR FROM {name} ORDER BY ALL"  # noqa: S608
     for name in ("offers", "latest_offers")
