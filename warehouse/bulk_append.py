@@ -165,13 +165,13 @@ def load_lake(
     Partitions are read a month (at most BATCH_ROWS rows) at a time, in date order, and each
     batch is stored by append_many, or provider-day by provider-day (store._insert_offers) when
     it is no append. Returns the rows of each partition loaded, per (snapshot_date, provider).
-    `read` is for tests (defaults to lake.read_offers_file). With `refused`, a partition whose
-    bytes differ from its recorded checksum is left out and added to it as (path, why) instead
-    of failing the load: each file is read once.
+    `read` reads one file, for tests (by default lake.read_offers_files reads a month's files
+    together). With `refused`, a partition whose bytes differ from its recorded checksum is
+    left out and added to it as (path, why) instead of failing the load: each file is read
+    once.
     """
     want_dates = None if dates is None else {store.as_date(d) for d in dates}
     want_providers = None if providers is None else set(providers)
-    reader = read or lake.read_offers_file
     selected = [
         (day, prov, path)
         for day, prov, path in lake.list_partitions(lake_root)
@@ -191,18 +191,35 @@ def load_lake(
                 loaded[(day, prov)] = store._insert_offers(con, day, prov, table)
         batch.clear()
 
+    def months():
+        """The selected partitions a month at a time, each read (lake.read_offers_files reads
+        the days of a compacted month file together)."""
+        by_month: dict[dt.date, list] = {}
+        for entry in selected:
+            by_month.setdefault(entry[0].replace(day=1), []).append(entry)
+        for entries in by_month.values():
+            paths = [path for *_, path in entries]
+            if read is None:
+                tables = lake.read_offers_files(paths)
+            else:
+                tables = []
+                for path in paths:
+                    try:
+                        tables.append(read(path))
+                    except lake.ChecksumError as exc:
+                        tables.append(exc)
+            yield zip(entries, tables, strict=True)
+
     with transaction(con):
-        for day, prov, path in selected:
-            if batch and (batch[-1][0].replace(day=1) != day.replace(day=1)
-                          or sum(t.num_rows for *_, t in batch) >= BATCH_ROWS):
-                flush()
-            try:
-                table = reader(path)
-            except lake.ChecksumError as exc:
-                if refused is None:
-                    raise
-                refused.append((path, str(exc)))
-                continue
-            batch.append((day, prov, table))
-        flush()
+        for month in months():
+            for (day, prov, path), table in month:
+                if isinstance(table, lake.ChecksumError):
+                    if refused is None:
+                        raise table
+                    refused.append((path, str(table)))
+                    continue
+                if batch and sum(t.num_rows for *_, t in batch) >= BATCH_ROWS:
+                    flush()
+                batch.append((day, prov, table))
+            flush()
     return loaded

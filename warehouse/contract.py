@@ -237,6 +237,8 @@ def offers_to_table(offers: list[Offer]) -> pa.Table:
 
 def conform_to(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table` in `schema`'s column order and types; columns it lacks become nulls."""
+    if table.schema.equals(schema):  # a lake file of the current contract: nothing to rebuild
+        return table
     columns = []
     for f in schema:
         if f.name in table.column_names:
