@@ -18,6 +18,7 @@ from gpuprices.flows.pipeline import progress
 from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.warehouse import db
 from tests.conftest import FIXTURES, ROOT
+from tests.faults.nights import NO_PAUSES_ENV
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 REPLAY = "gpuprices nightly --replay all"
@@ -27,11 +28,6 @@ def gp(*args, env=None, timeout=180):
     full_env = os.environ | {"COLUMNS": "200"} | (env or {})
     return subprocess.run([sys.executable, "-m", "gpuprices", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=full_env)
-
-
-# What a live crawl of these tests needs no politeness for (every request is refused at once):
-# no download delay, no AutoThrottle start delay. The retry policy stays the crawler's own.
-NO_PAUSES = {"GPUPRICES_CRAWL_SETTINGS": '{"DOWNLOAD_DELAY": 0, "AUTOTHROTTLE_ENABLED": false}'}
 
 
 def cli(*args, env=None) -> subprocess.CompletedProcess:
@@ -78,7 +74,7 @@ def test_sql_reports_a_bad_query_and_a_missing_warehouse(tmp_path, dirs):
 def test_live_without_network_fails_clearly_and_loads_nothing(dirs):
     # Every request goes through a proxy that refuses connections: no network is touched.
     proxy = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
-    r = cli("crawl", "--live", "-p", "runpod", *dirs, env=proxy | NO_PAUSES)
+    r = cli("crawl", "--live", "-p", "runpod", *dirs, env=proxy | NO_PAUSES_ENV)
     assert r.returncode == 1
     assert "FAILED runpod: https://api.runpod.io/graphql" in r.stderr
     r = cli("sql", "select status, rows from runs", *dirs[:2])
