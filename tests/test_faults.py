@@ -347,7 +347,7 @@ def test_a_second_concurrent_nightly_run_exits_3_with_a_message(tmp_path, runpod
     data = tmp_path / "data"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from gpuprices.flows.cli.main import run_lock; "
+         "import sys, time; from gpuprices.flows.ops.lock import run_lock; "
          "from gpuprices.flows.config import settings_from\n"
          "with run_lock(settings_from(sys.argv[1]).ensure()):\n"
          "    print('locked', flush=True); time.sleep(120)", str(data)],
