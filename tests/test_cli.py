@@ -1,4 +1,6 @@
-"""Command-line smoke tests: the real `gpuprices` entry point in a child process."""
+"""Command-line tests: the commands run in this process (`cli`, typer's CliRunner) where what
+is checked is what a command does; the real `gpuprices` entry point in a child process (`gp`)
+where the process itself is (the nightly's Prefect server, the entry point)."""
 
 import fcntl
 import io
@@ -16,6 +18,7 @@ from gpuprices.flows.pipeline import progress
 from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.warehouse import db
 from tests.conftest import FIXTURES, ROOT
+from tests.faults.nights import NO_PAUSES_ENV
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 REPLAY = "gpuprices nightly --replay all"
@@ -27,13 +30,24 @@ def gp(*args, env=None, timeout=180):
                           capture_output=True, text=True, timeout=timeout, env=full_env)
 
 
+def cli(*args, env=None) -> subprocess.CompletedProcess:
+    """`gpuprices ARGS` run in this process, answered as `gp` answers (exit code, stdout,
+    stderr); `env` is set in os.environ for the command's duration (a crawler it starts inherits
+    it). An exception that escapes the command is raised here, never read as exit 1."""
+    r = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"} | (env or {}),
+                           terminal_width=200)
+    if r.exception is not None and not isinstance(r.exception, SystemExit):
+        raise r.exception
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
+
+
 @pytest.fixture
 def dirs(tmp_path, runpod_archive):
     return ["--data-dir", tmp_path / "data", "--archive", runpod_archive]
 
 
 def test_replay_then_sql(dirs):
-    r = gp("crawl", "--replay", "all", "-p", "runpod", *dirs)
+    r = cli("crawl", "--replay", "all", "-p", "runpod", *dirs)
     assert r.returncode == 0, r.stderr
     assert "runpod" in r.stdout and "ok" in r.stdout
     # Not a terminal: one progress line per provider and step, with counts.
@@ -45,27 +59,27 @@ def test_replay_then_sql(dirs):
     assert first.startswith(f"Figures cover 1 of {len(registry.ids())} providers (latest "
                             "snapshot on or before 2026-09-29 at most 14 days old); 0 stale")
     assert first.endswith(f"; {len(registry.ids()) - 1} never read."), first
-    r = gp("sql", "select count(distinct day) as days from cheapest_daily", *dirs[:2])
+    r = cli("sql", "select count(distinct day) as days from cheapest_daily", *dirs[:2])
     assert r.returncode == 0 and r.stdout.splitlines() == ["days", "----", "5"]
 
 
 def test_sql_reports_a_bad_query_and_a_missing_warehouse(tmp_path, dirs):
-    r = gp("sql", "select 1", "--data-dir", tmp_path / "empty")
+    r = cli("sql", "select 1", "--data-dir", tmp_path / "empty")
     assert r.returncode == 2 and "no warehouse" in r.stderr
-    gp("crawl", "--replay", "2026-08-10", "-p", "runpod", *dirs)
-    r = gp("sql", "select nope from offers", *dirs[:2])
+    cli("crawl", "--replay", "2026-08-10", "-p", "runpod", *dirs)
+    r = cli("sql", "select nope from offers", *dirs[:2])
     assert r.returncode == 2 and "query failed" in r.stderr
 
 
 def test_live_without_network_fails_clearly_and_loads_nothing(dirs):
     # Every request goes through a proxy that refuses connections: no network is touched.
     proxy = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"}
-    r = gp("crawl", "--live", "-p", "runpod", *dirs, env=proxy)
+    r = cli("crawl", "--live", "-p", "runpod", *dirs, env=proxy | NO_PAUSES_ENV)
     assert r.returncode == 1
     assert "FAILED runpod: https://api.runpod.io/graphql" in r.stderr
-    r = gp("sql", "select status, rows from runs", *dirs[:2])
+    r = cli("sql", "select status, rows from runs", *dirs[:2])
     assert "failed" in r.stdout
-    r = gp("sql", "select count(*) as n from offers", *dirs[:2])
+    r = cli("sql", "select count(*) as n from offers", *dirs[:2])
     assert r.stdout.splitlines() == ["n", "-", "0"]
 
 
@@ -74,10 +88,10 @@ def test_import_capture_wraps_a_file(tmp_path):
     args = ["import-capture", src, "--provider", "runpod", "--url",
             "https://www.runpod.io/pricing", "--captured-at", "20260810082317",
             "--archive", tmp_path / "snap"]
-    r = gp(*args)
+    r = cli(*args)
     assert r.returncode == 0 and "archived in" in r.stdout
     assert (tmp_path / "snap" / "2026-08-10" / "runpod.warc.gz").exists()
-    assert "already in" in gp(*args).stdout
+    assert "already in" in cli(*args).stdout
 
 
 def test_a_second_run_on_the_same_data_folder_refuses_to_start(tmp_path, dirs):
@@ -85,7 +99,7 @@ def test_a_second_run_on_the_same_data_folder_refuses_to_start(tmp_path, dirs):
     data.mkdir()
     with (data / "nightly.lock").open("a+") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        r = gp("crawl", "--replay", "all", "-p", "runpod", *dirs)
+        r = cli("crawl", "--replay", "all", "-p", "runpod", *dirs)
     assert r.returncode == 3 and "in progress" in r.stderr
 
 
@@ -105,26 +119,26 @@ def test_nightly_prefect_flow_replays_and_reports(dirs):
 
 def test_backfill_imports_real_history_once(tmp_path):
     snap = tmp_path / "snap"
-    r = gp("backfill", "-p", "gcp", "--archive", snap)
+    r = cli("backfill", "-p", "gcp", "--archive", snap)
     assert r.returncode == 0 and "6 archived" in r.stdout
     assert sorted(p.name for p in snap.iterdir())[:2] == ["2023-01-12", "2024-05-17"]
-    r = gp("backfill", "-p", "gcp", "--archive", snap)
+    r = cli("backfill", "-p", "gcp", "--archive", snap)
     assert "0 archived, 6 already there" in r.stdout
 
 
 def test_load_rebuilds_the_warehouse_from_the_lake_and_compact_keeps_it(dirs, tmp_path):
-    assert gp("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
+    assert cli("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
     count = "select count(*) as n, count(distinct snapshot_date) as days from offers"
-    before = gp("sql", count, *dirs[:2]).stdout
+    before = cli("sql", count, *dirs[:2]).stdout
     assert before.splitlines()[2].endswith("| 5")
     (tmp_path / "data" / "warehouse.duckdb").unlink()
-    r = gp("load", *dirs)
+    r = cli("load", *dirs)
     assert r.returncode == 0, r.stderr
     assert "from 5 partitions" in r.stdout
-    assert gp("sql", count, *dirs[:2]).stdout == before
-    r = gp("compact", *dirs[:2])
+    assert cli("sql", count, *dirs[:2]).stdout == before
+    r = cli("compact", *dirs[:2])
     assert r.returncode == 0 and "MB ->" in r.stdout, r.stderr
-    assert gp("sql", count, *dirs[:2]).stdout == before
+    assert cli("sql", count, *dirs[:2]).stdout == before
     assert not list((tmp_path / "data").glob(".*.part"))
 
 
@@ -225,22 +239,22 @@ def test_make_run_table_shows_ages_and_no_offer_over_the_age_limit(tmp_path):
     (2026-10-04): stale in the status table, absent from the cheapest table, listed after it
     with their date."""
     args = ["--data-dir", tmp_path / "data", "--archive", ROOT / "snapshots"]
-    r = gp("crawl", "--replay", "all", *[a for p in ("lambda", "runpod", "nebius", "crusoe")
+    r = cli("crawl", "--replay", "all", *[a for p in ("lambda", "runpod", "nebius", "crusoe")
                                          for a in ("-p", p)], *args)
     assert r.returncode == 0, r.stderr
     assert _cells(r.stdout, "lambda")[2:5] == ["2026-08-22", "43", "ok, stale (43 d)"]
     assert _cells(r.stdout, "crusoe")[2:5] == ["2026-10-04", "0", "ok"]
     cheapest, stale = _make_run_queries()
-    r = gp("sql", cheapest, *args[:2])
+    r = cli("sql", cheapest, *args[:2])
     assert r.returncode == 0, r.stderr
-    csv_out = gp("sql", cheapest, *args[:2], "--format", "csv").stdout.splitlines()
+    csv_out = cli("sql", cheapest, *args[:2], "--format", "csv").stdout.splitlines()
     names = csv_out[0].split(",")
     assert names[-2:] == ["snapshot_date", "age_days"]
     rows = [line.split(",") for line in csv_out[1:]]
     assert len(rows) > 20
     assert all(0 <= int(row[-1]) <= 14 for row in rows)
     assert "lambda" not in {row[names.index("provider")] for row in rows}
-    r = gp("sql", stale, *args[:2], "--format", "csv")
+    r = cli("sql", stale, *args[:2], "--format", "csv")
     assert next(line.split(",") for line in r.stdout.splitlines()
                 if line.startswith("lambda,"))[1:3] == ["2026-08-22", "43"]
 
@@ -248,12 +262,12 @@ def test_make_run_table_shows_ages_and_no_offer_over_the_age_limit(tmp_path):
 def test_a_replay_of_an_older_date_is_judged_on_that_date(dirs):
     """A replayed day without a capture serves the provider's last snapshot on or before it,
     aged from that day: never a later snapshot, never a negative age."""
-    assert gp("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
-    r = gp("crawl", "--replay", "2026-09-16", "-p", "runpod", *dirs)
+    assert cli("crawl", "--replay", "all", "-p", "runpod", *dirs).returncode == 0
+    r = cli("crawl", "--replay", "2026-09-16", "-p", "runpod", *dirs)
     assert r.returncode == 1
     assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-25", "22", "failed, stale (22 d)"]
-    r = gp("crawl", "--replay", "2026-08-20", "-p", "runpod", *dirs)
+    r = cli("crawl", "--replay", "2026-08-20", "-p", "runpod", *dirs)
     assert _cells(r.stdout, "runpod")[2:5] == ["2026-08-10", "10", "failed, serving 2026-08-10"]
-    r = gp("crawl", "--replay", "2023-09-29", "-p", "runpod", *dirs)
+    r = cli("crawl", "--replay", "2023-09-29", "-p", "runpod", *dirs)
     assert r.returncode == 0 and _cells(r.stdout, "runpod")[2:5] == ["2023-09-29", "0", "ok"]
     assert not re.search(r"-\d+ d\b", r.stdout)

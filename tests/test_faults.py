@@ -30,8 +30,9 @@ from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import FIXTURES, ROOT
 from tests.faults.kill import DAY, run_killed
 from tests.faults.mutations import MUTATIONS, run_corpus
+from tests.faults.nights import NO_PAUSES_ENV
 from tests.local_http import QuietHandler
-from tests.test_cli import gp
+from tests.test_cli import cli, gp
 
 # ---------------------------------------------------------------------------------------------
 # The mutation corpus
@@ -48,6 +49,7 @@ def corpus():
     return list(run_corpus())
 
 
+@pytest.mark.xdist_group("faults_corpus")  # the corpus is built once, on one worker
 def test_the_corpus_covers_every_provider_with_at_least_ten_mutants(corpus):
     per_provider = collections.Counter(c.provider for c in corpus)
     assert set(per_provider) == set(PROVIDERS)
@@ -57,6 +59,7 @@ def test_the_corpus_covers_every_provider_with_at_least_ten_mutants(corpus):
     assert sum(c.outcome == "correct" for c in corpus) >= 20
 
 
+@pytest.mark.xdist_group("faults_corpus")
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_mutants_give_a_parse_error_or_correct_offers(corpus, provider):
     failed = {(c.provider, c.origin, c.mutation): c.outcome for c in corpus
@@ -155,6 +158,7 @@ def _error(summary, base, path):
     return e
 
 
+@pytest.mark.xdist_group("faulty_crawl")  # one crawl, on one worker
 def test_429_and_500_are_retried_then_fail_cleanly(faulty_crawl):
     s, base = faulty_crawl["summary"], faulty_crawl["base"]
     assert faulty_crawl["proc"].returncode == 1
@@ -163,12 +167,14 @@ def test_429_and_500_are_retried_then_fail_cleanly(faulty_crawl):
     assert _error(s, base, "/broken") == "HTTP 500"
 
 
+@pytest.mark.xdist_group("faulty_crawl")
 def test_a_read_timeout_is_retried_then_reported(faulty_crawl):
     s, base = faulty_crawl["summary"], faulty_crawl["base"]
     assert Flaky.hits["/slow"] == 3
     assert "TimeoutError" in _error(s, base, "/slow") or "took longer" in _error(s, base, "/slow")
 
 
+@pytest.mark.xdist_group("faulty_crawl")
 def test_a_response_over_the_bound_is_refused_with_a_clear_error(faulty_crawl):
     s, base = faulty_crawl["summary"], faulty_crawl["base"]
     assert _error(s, base, "/big") == "response larger than the 50000 byte bound"
@@ -176,6 +182,7 @@ def test_a_response_over_the_bound_is_refused_with_a_clear_error(faulty_crawl):
     assert not [a for a in s["archived"] if a["url"].endswith("/big")]
 
 
+@pytest.mark.xdist_group("faulty_crawl")
 def test_robots_txt_is_obeyed_and_each_decision_logged(faulty_crawl):
     s, base = faulty_crawl["summary"], faulty_crawl["base"]
     local = base.replace("127.0.0.1", "localhost")
@@ -188,6 +195,7 @@ def test_robots_txt_is_obeyed_and_each_decision_logged(faulty_crawl):
     assert f"robots.txt forbidden: {local}/private/pricing" in faulty_crawl["proc"].stderr
 
 
+@pytest.mark.xdist_group("faulty_crawl")
 def test_the_faulty_night_loads_only_the_good_page(faulty_crawl):
     """Failed responses stay archived (429/500 with their status), fail their page only, and
     nothing of them reaches the warehouse."""
@@ -210,15 +218,15 @@ def test_the_faulty_night_loads_only_the_good_page(faulty_crawl):
 def test_network_unreachable_fails_cleanly_and_keeps_the_last_good_snapshot(tmp_path,
                                                                             runpod_archive):
     args = ["--data-dir", tmp_path / "data", "--archive", runpod_archive]
-    assert gp("crawl", "--replay", "all", "-p", "runpod", *args).returncode == 0
+    assert cli("crawl", "--replay", "all", "-p", "runpod", *args).returncode == 0
     proxy = {"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
              "GPUPRICES_PROVIDER_BACKOFF": "", "no_proxy": ""}
-    r = gp("crawl", "--live", "-p", "runpod", *args, env=proxy)
+    r = cli("crawl", "--live", "-p", "runpod", *args, env=proxy | NO_PAUSES_ENV)
     assert r.returncode == 1 and "FAILED runpod: https://api.runpod.io/graphql" in r.stderr
     summary = Path(re.search(r"run summary: (\S+)", r.stdout).group(1)).read_text()
     assert re.search(r"\| runpod \| - \| stale \(failed; serving 2026-09-29, \d+ days old\) \|",
                      summary)
-    r = gp("sql", "select distinct snapshot_date::varchar as d from latest_offers", *args[:2])
+    r = cli("sql", "select distinct snapshot_date::varchar as d from latest_offers", *args[:2])
     assert "2026-09-29" in r.stdout
 
 
@@ -339,7 +347,7 @@ def test_a_second_concurrent_nightly_run_exits_3_with_a_message(tmp_path, runpod
     data = tmp_path / "data"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from gpuprices.flows.cli.main import run_lock; "
+         "import sys, time; from gpuprices.flows.ops.lock import run_lock; "
          "from gpuprices.flows.config import settings_from\n"
          "with run_lock(settings_from(sys.argv[1]).ensure()):\n"
          "    print('locked', flush=True); time.sleep(120)", str(data)],

@@ -41,6 +41,18 @@ def night(archive, tmp_path_factory):
         archive, d, list(FAULT_NIGHT_ERRORS), faults=fault_night(), **TIMEOUT))
 
 
+KEY = "replay-secret-KEY-0123"
+
+
+@pytest.fixture(scope="module")
+def paged_night(archive, tmp_path_factory):
+    """GCP with GOOGLE_CLOUD_API_KEY and Azure served 30 items a page, in one crawl (one Scrapy
+    start-up; neither plan reads what the other's test sets)."""
+    return once(tmp_path_factory, "replay-gcp-key-azure-pages-night", lambda d: replay_night(
+        archive, d, ["gcp", "azure"], env={"GOOGLE_CLOUD_API_KEY": KEY},
+        pagers={AZURE_PRICES: azure_pages(30)}))
+
+
 def _tries(night, url: str) -> list[str]:
     return [s.match for s in night.seen if s.url == url]
 
@@ -89,12 +101,11 @@ def test_a_body_always_cut_short_fails_naming_the_url(night):
     assert not crawl.captures()  # no body was ever whole: nothing to keep
 
 
-def test_gcp_key_travels_to_the_server_but_never_into_the_archive(archive, tmp_path):
+def test_gcp_key_travels_to_the_server_but_never_into_the_archive(paged_night):
     """With GOOGLE_CLOUD_API_KEY the plan reads the Billing Catalog: the archived first page
     (its query was not recorded) is replayed, its real nextPageToken asks for page 2, which the
     archive lacks: a 404 reported under the key-less URL."""
-    key = "replay-secret-KEY-0123"
-    night = replay_night(archive, tmp_path, ["gcp"], env={"GOOGLE_CLOUD_API_KEY": key})
+    key, night = KEY, paged_night
     crawl = night.crawls["gcp"]
     first, second = [s for s in night.seen if s.url.startswith(SKUS)]
     assert f"key={key}" in first.url and f"key={key}" in second.url
@@ -109,11 +120,11 @@ def test_gcp_key_travels_to_the_server_but_never_into_the_archive(archive, tmp_p
     assert live and live == direct
 
 
-def test_azure_follows_next_page_links_over_the_real_items(archive, tmp_path):
+def test_azure_follows_next_page_links_over_the_real_items(paged_night):
     """The archived Azure reply served 30 items a page: each family's query follows its
     NextPageLink (absolute, with :443) to the end, and the pages together parse to the offers of
     the whole archived reply, once per family."""
-    night = replay_night(archive, tmp_path, ["azure"], pagers={AZURE_PRICES: azure_pages(30)})
+    night = paged_night
     pages = [s for s in night.seen if s.url.startswith(AZURE_PRICES)]
     skips = sorted(s.url.rsplit("$skip=", 1)[1] if "$skip=" in s.url else "0" for s in pages)
     assert skips == ["0"] * 4 + ["30"] * 4 + ["60"] * 4  # the reply holds 83 items

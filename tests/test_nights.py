@@ -29,8 +29,10 @@ from tests.faults.kill import DAY, run_killed
 from tests.faults.nights import (
     EARLIER,
     NO_DNS_ENV,
+    NO_PAUSES_ENV,
     disk_full,
     reader_holding,
+    reader_until_waited_on,
     trickling_webhook,
 )
 from tests.test_cli import gp
@@ -57,7 +59,7 @@ def _days(settings):
 def test_the_load_waits_for_a_reader_then_loads(settings, capsys):
     loading.load(settings, [_night(settings, EARLIER)], "r1")
     night = _night(settings, DAY)
-    with reader_holding(settings.db_path, for_s=3):
+    with reader_until_waited_on(settings.db_path):
         loading.load(settings, [night], "r2")
     assert night.status == "ok" and _days(settings)[DAY] == night.rows
     assert "waiting: the warehouse is held by another process; waiting up to 300 s" \
@@ -251,7 +253,7 @@ def test_failures_that_cannot_heal_in_minutes_are_told_apart():
 
 def test_no_name_resolution_fails_fast_instead_of_waiting_for_the_backoff(settings,
                                                                           monkeypatch):
-    for k, v in NO_DNS_ENV.items():
+    for k, v in (NO_DNS_ENV | NO_PAUSES_ENV).items():
         monkeypatch.setenv(k, v)
     slept = []
     res = live.live_day_with_backoff(settings, "runpod", [60, 300], sleep=slept.append)

@@ -290,18 +290,22 @@ def nightly(
     Prints a per-provider status table; exits non-zero when a provider failed."""
     settings = _settings(data_dir, archive)
     replay = _mode(live, replay)
-    os.environ.update(prefect_env(settings))
-    # Prefect reads PREFECT_HOME when first imported: the flow module is imported only now, after
-    # the data folder's Prefect environment is set, never at the top of this module.
-    from gpuprices.flows.nightly import head_start, nightly_flow
-    from gpuprices.flows.pipeline import steps as pipeline
-
     providers = providers_or_all(provider)
-    with run_lock(settings), _progress(settings, providers, replay):
-        run_id = pipeline.new_run_id()
-        # The providers' work begins now, while the flow's Prefect server starts (nightly.py).
-        with head_start(settings, providers, replay, run_id):
-            results = nightly_flow(settings, providers, replay, run_id)
+    # The lock first: a second run on the data folder is refused at once, before Prefect's
+    # import (seconds) and before it touches the folder's Prefect environment.
+    with run_lock(settings):
+        os.environ.update(prefect_env(settings))
+        # Prefect reads PREFECT_HOME when first imported: the flow module is imported only now,
+        # after the data folder's Prefect environment is set, never at the top of this module.
+        from gpuprices.flows.nightly import head_start, nightly_flow
+        from gpuprices.flows.pipeline import steps as pipeline
+
+        with _progress(settings, providers, replay):
+            run_id = pipeline.new_run_id()
+            # The providers' work begins now, while the flow's Prefect server starts
+            # (nightly.py).
+            with head_start(settings, providers, replay, run_id):
+                results = nightly_flow(settings, providers, replay, run_id)
     raise typer.Exit(_report(results, settings, run_id))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
+import json
 import os
 import socket
 import subprocess
@@ -21,7 +22,7 @@ from unittest import mock
 import duckdb
 import pyarrow.parquet as pq
 
-from gpuprices.warehouse import db, store
+from gpuprices.warehouse import db, lock_wait, store
 
 EARLIER = dt.date(2026, 8, 10)  # the Runpod pricing page's capture before the API night
 
@@ -30,6 +31,12 @@ EARLIER = dt.date(2026, 8, 10)  # the Runpod pricing page's capture before the A
 # name lookup, fail the way a machine without DNS does.
 NO_DNS_PROXY = "http://proxy.invalid:3128"
 NO_DNS_ENV = {"http_proxy": NO_DNS_PROXY, "https_proxy": NO_DNS_PROXY, "no_proxy": ""}
+# The live crawls of these tests meet a proxy that fails at once: no politeness is owed, so the
+# crawler (spiders/crawl.py reads GPUPRICES_CRAWL_SETTINGS) runs them without its download delay
+# and AutoThrottle's start delay. Its retry policy (RETRY_TIMES, which errors) stays its own.
+NO_PAUSES_ENV = {
+    "GPUPRICES_CRAWL_SETTINGS": json.dumps({"DOWNLOAD_DELAY": 0, "AUTOTHROTTLE_ENABLED": False}),
+}
 
 _HOLDER = """
 import sys, time, duckdb
@@ -58,6 +65,26 @@ def reader_holding(db_path: Path, for_s: float = 0) -> Iterator[subprocess.Popen
         proc.stdin.close()
         proc.wait(timeout=60)
         proc.stdout.close()
+
+
+@contextlib.contextmanager
+def reader_until_waited_on(db_path: Path) -> Iterator[subprocess.Popen]:
+    """A reader holding the warehouse (reader_holding) until a load in this process says it is
+    waiting for it (connect_when_free's on_wait, after it met the held file), then closing: the
+    load meets the reader for sure, and waits only as long as it takes the reader to go."""
+    with reader_holding(db_path) as proc:
+        real = lock_wait.connect_when_free
+
+        def connect_when_free(path, max_wait_s, on_wait=None, **kw):
+            def waited(message: str) -> None:
+                if on_wait is not None:
+                    on_wait(message)
+                proc.stdin.close()  # the reader reads to the end of its input, then exits
+
+            return real(path, max_wait_s, on_wait=waited, **kw)
+
+        with mock.patch.object(lock_wait, "connect_when_free", connect_when_free):
+            yield proc
 
 
 @contextlib.contextmanager
