@@ -84,17 +84,13 @@ _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hou
 
 
 def reference(settings: Settings, provider: str, day: dt.date,
-              partitions: list[tuple[dt.date, str, Path]] | None = None,
-              read: dict | None = None) -> gates.Reference:
+              partitions: list[tuple[dt.date, str, Path]] | None = None) -> gates.Reference:
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
     snapshot whatever its age (the move gate holds a x10 nine days or nine months later), and
     the archived ECB rates that turn a price in another currency into USD for the gates.
-    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here;
-    `read`: what reparse already read of the partitions in that listing (path -> rows and the
-    latest snapshot's row count), kept with it: a replay read each earlier partition again for
-    every later day that looks back at it (on an object store, a GET each time)."""
+    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
     ref = gates.Reference(released=_released(settings, provider, day),
                           known=price_bands.known_ranges(),
                           per_usd=usd_rates.UsdRates(settings.archive_root))
@@ -105,16 +101,11 @@ def reference(settings: Settings, provider: str, day: dt.date,
         if d < day and ((day - d).days <= gates.BAND_WINDOW_DAYS or p == provider):
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
-        known = None if read is None else read.get(path)
-        if known is None:
-            try:
-                table = lake.read_columns(path, _REF_COLUMNS)
-            except Exception:  # an unreadable old partition must not stop today's run
-                continue
-            known = [table.to_pylist(), None]
-            if read is not None:
-                read[path] = known
-        rows = known[0]
+        try:
+            table = lake.read_columns(path, _REF_COLUMNS)
+        except Exception:  # an unreadable old partition must not stop today's run
+            continue
+        rows = table.to_pylist()
         if (day - d).days <= gates.BAND_WINDOW_DAYS:
             for row in rows:
                 if row["gpu_model"] and row["price_per_gpu_hour"]:
@@ -123,9 +114,7 @@ def reference(settings: Settings, provider: str, day: dt.date,
         if p == provider:
             ref.prev_date = d
             if (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS:
-                if known[1] is None:
-                    known[1] = _last_snapshot_rows(path, len(rows))
-                ref.prev_rows = known[1]
+                ref.prev_rows = _last_snapshot_rows(path, len(rows))
             for row in rows:
                 ident = identity.of_row(row)
                 price = row["price_per_hour"]
@@ -175,8 +164,7 @@ def _gate_snapshots(offers: list[Offer], ref: gates.Reference) -> gates.GateResu
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
-              partitions: list[tuple[dt.date, str, Path]] | None = None,
-              read: dict | None = None) -> DayResult:
+              partitions: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
     rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
     the gates like any released row); they make the day degraded, never loaded on their own."""
@@ -185,7 +173,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     try:
-        ref = reference(settings, provider, day, partitions, read)
+        ref = reference(settings, provider, day, partitions)
     except OSError as exc:  # a lake on object storage that cannot be reached or read
         res.status = "failed"
         res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
@@ -207,8 +195,6 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
             lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
         if good:
             path = lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
-            if read is not None:  # rewritten: what reference() kept of it is stale
-                read.pop(path, None)
             if partitions is not None:
                 partitions.append((day, provider, path))
                 partitions.sort(key=lambda item: (item[0], item[1]))
@@ -244,14 +230,12 @@ def archives(settings: Settings, providers: Iterable[str] | None = None,
 
 
 def _store_file(settings: Settings, provider: str, day: dt.date, path: Path,
-                partitions: list[tuple[dt.date, str, Path]] | None,
-                read: dict | None = None) -> DayResult:
+                partitions: list[tuple[dt.date, str, Path]] | None) -> DayResult:
     """One archive file parsed, gated and stored; whatever goes wrong with it (a file that
     cannot be read, a parser or store bug) fails this provider-day alone, named with its file,
     as `nightly` isolates a provider: the other files and providers of the run go on."""
     try:
-        return store_day(settings, provider, day, parse_archive(path, provider), partitions,
-                         read)
+        return store_day(settings, provider, day, parse_archive(path, provider), partitions)
     except Exception as exc:
         return DayResult(provider=provider, snapshot_date=day, status="failed",
                          errors=[redact(f"{provider}: {path}: {type(exc).__name__}: {exc}")])
@@ -268,9 +252,6 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
     # it could be by a listing taken a moment earlier: concurrent providers never had an order.
     partitions: list[tuple[dt.date, str, Path]] | None = None
-    # What the gates' reference read of the listed partitions, kept as long as the listing is
-    # (the same reasoning): a partition this replay rewrites is dropped from it and read again.
-    read: dict = {}
     try:
         days = archives(settings, [provider], dates)
     except Exception as exc:  # a store that cannot be listed (StoreError, wrong credentials)
@@ -291,8 +272,7 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(_store_file(settings, provider, day, path, partitions,
-                                       read if partitions is not None else None))
+            results.append(_store_file(settings, provider, day, path, partitions))
         if on_day is not None:
             on_day(results[-1])
     return results
