@@ -243,13 +243,21 @@ def rates_table(rates: Iterable[FxRate], source: str | Iterable[str] | None = No
 # The last answer of archived_rates for a local archive, under the names, sizes and mtimes of its
 # ECB files. Parsing the full history takes 1-2 s, and one run asks more than once: the gates'
 # USD rates (flows/pipeline/usd_rates.py), then the load's fx_rates (load_fx_from_archive), and
-# the report's refresh (its problems, then the rates). A rewritten or new file is parsed again;
-# an archive on an object store always is (an append keeps an object's name).
+# the report's refresh (its problems, then the rates). A rewritten or new file is parsed again.
+# On an object store an append keeps an object's name but not its ETag: the ECB objects are
+# known by name, size and ETag from one listing (a LIST instead of fetching and parsing the
+# history again), and parsed each time, as before, when the store gives no ETag.
 _LAST: dict[tuple, tuple[dict, list]] = {}
 
 
-def _local_fingerprint(archive_root: Path | str) -> tuple | None:
+def _archive_fingerprint(archive_root: Path | str) -> tuple | None:
     root = objstore.location(archive_root)
+    if isinstance(root, objstore.StorePath):
+        found = sorted((p.key, info.size, info.e_tag) for p, info in root.walk()
+                       if p.key.endswith(f"/{PROVIDER}.warc.gz"))
+        if any(tag is None for _k, _s, tag in found):
+            return None
+        return ("store", root.bucket, root.key, *found)
     if not isinstance(root, Path):
         return None
     files = sorted(root.glob(f"*/{PROVIDER}.warc.gz"))
@@ -262,7 +270,7 @@ def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], 
     """Every rate in the ECB archives, keyed (date, currency) -> (rate, source). A later capture
     wins over an earlier one for the same day and currency (the ECB occasionally corrects a
     rate). A capture that does not parse is reported, never fatal."""
-    key = _local_fingerprint(archive_root)
+    key = _archive_fingerprint(archive_root)
     if key is None or key not in _LAST:
         answer = _read_archived_rates(archive_root)
         if key is None:
