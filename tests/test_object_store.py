@@ -6,9 +6,6 @@ races, wrong credentials) lose nothing and are said."""
 from __future__ import annotations
 
 import datetime as dt
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -24,6 +21,7 @@ from gpuprices.warehouse.contract import PROVIDERS
 from tests import test_gates
 from tests.bundled_warehouse import GROUP, bundled_settings
 from tests.conftest import ROOT
+from tests.objstore_cli import gp
 from tests.test_bulk_load import STORED
 
 REPO_SNAPSHOTS = ROOT / "snapshots"
@@ -66,10 +64,8 @@ def _copy_archive(src: Path, dest: str, providers=None) -> int:
     return n
 
 
-def _gp(*args: str, env: dict, timeout: int = 600) -> subprocess.CompletedProcess:
-    exe = Path(sys.executable).with_name("gpuprices")
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout,
-                          env=os.environ | env)
+# The command line in this process (tests/objstore_cli.py): its answers are what is checked.
+_gp = gp
 
 
 def _providers_with_archives() -> list[str]:

@@ -101,8 +101,21 @@ def reference(settings: Settings, provider: str, day: dt.date,
         if d < day and ((day - d).days <= gates.BAND_WINDOW_DAYS or p == provider):
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
+        counted = p == provider and (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS
+        taken = None
         try:
-            table = lake.read_columns(path, _REF_COLUMNS)
+            if counted:
+                # This provider's own last partition: its snapshot times read in the same
+                # read (one open, on object storage one GET, not two per provider-day); a file
+                # written before snapshot_at falls back to the two reads it always had.
+                try:
+                    table = lake.read_columns(path, [*_REF_COLUMNS, "snapshot_at"])
+                    taken = table.column("snapshot_at")
+                    table = table.select(_REF_COLUMNS)
+                except Exception:
+                    table = lake.read_columns(path, _REF_COLUMNS)
+            else:
+                table = lake.read_columns(path, _REF_COLUMNS)
         except Exception:  # an unreadable old partition must not stop today's run
             continue
         rows = table.to_pylist()
@@ -113,8 +126,9 @@ def reference(settings: Settings, provider: str, day: dt.date,
                     ref.band.setdefault(key, []).append(row["price_per_gpu_hour"])
         if p == provider:
             ref.prev_date = d
-            if (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS:
-                ref.prev_rows = _last_snapshot_rows(path, len(rows))
+            if counted:
+                ref.prev_rows = (_last_snapshot_rows(path, len(rows)) if taken is None
+                                 else _snapshot_rows(taken, len(rows)))
             for row in rows:
                 ident = identity.of_row(row)
                 price = row["price_per_hour"]
@@ -130,6 +144,12 @@ def _last_snapshot_rows(path: Path, rows: int) -> int:
         taken = lake.read_columns(path, ["snapshot_at"]).column("snapshot_at")
     except Exception:  # written before snapshot_at: the file is the day's one snapshot
         return rows
+    return _snapshot_rows(taken, rows)
+
+
+def _snapshot_rows(taken: pa.ChunkedArray, rows: int) -> int:
+    """How many of a file's snapshot times are its latest (all of its rows when one is
+    missing)."""
     if taken.null_count:
         return rows
     return pc.sum(pc.equal(taken, pc.max(taken))).as_py() or rows
