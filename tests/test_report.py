@@ -6,7 +6,6 @@ import csv
 import datetime as dt
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 import typer
@@ -446,27 +445,6 @@ def test_no_data_is_a_clear_error(tmp_path):
     db.init_schema(c)
     with pytest.raises(ValueError, match="no offers"):
         build.build_report(c)
-
-
-def test_weekly_flow_under_prefect(settings, tmp_path):
-    """The Prefect weekly flow end to end (no network: fetch_fx=False)."""
-    import os
-    import sys
-
-    from gpuprices.flows.config import prefect_env
-
-    env = os.environ | prefect_env(Settings(tmp_path, settings.archive_root))
-    code = ("import sys; from pathlib import Path; "
-            "from gpuprices.flows.config import settings_from;"
-            "from gpuprices.flows.weekly import weekly_flow;"
-            "s = settings_from(sys.argv[1], sys.argv[2]);"
-            "print(weekly_flow(s, '2026-W38', 'EUR', None, fetch_fx=False))")
-    r = subprocess.run([sys.executable, "-c", code, str(settings.data_dir),
-                        str(settings.archive_root)], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert Path(r.stdout.strip().splitlines()[-1]) == (
-        settings.reports_dir / "2026-W38" / "report.html")
 
 
 def test_workload_summary_names_the_planned_layout():
