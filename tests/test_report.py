@@ -28,6 +28,9 @@ from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_tabl
 from tests.conftest import BROWSER, FIXTURES, ROOT, manifest_rows, needs_chromium
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
+# The module-scoped warehouse, report and W41 report below are built once per run: `make test`
+# (--dist loadgroup) runs the whole module on one xdist worker, not a share on each.
+pytestmark = pytest.mark.xdist_group("report")
 
 
 @pytest.fixture(scope="module")
