@@ -15,6 +15,9 @@ from tests.test_cli import gp
 
 README_QUERIES = re.findall(r'^(?:\.venv/bin/)?gpuprices sql "(.+?)"$',
                             (ROOT / "README.md").read_text(), re.DOTALL | re.MULTILINE)
+# The module's one child process of read-only queries (`answers` below) runs once per run:
+# `make test` (--dist loadgroup) runs the whole module on one xdist worker.
+pytestmark = pytest.mark.xdist_group("sql-read-only")
 
 
 def test_the_readme_has_queries_to_check():
