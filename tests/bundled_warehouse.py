@@ -9,7 +9,6 @@ worker (a module that leaves the group builds it again on the other worker)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import ROOT
+from tests.no_fsync import without_fsync
 
 _BUILT: dict[str, Settings] = {}
 GROUP = pytest.mark.xdist_group("bundled-warehouse")
@@ -29,13 +29,7 @@ def bundled_settings(tmp_path_factory) -> Settings:
     if "all" not in _BUILT:
         s = Settings(tmp_path_factory.mktemp("bundled") / "data", ROOT / "snapshots").ensure()
         results = []
-        # Without fsync while building: a sixth of the build's time is spent making its 1,700
-        # lake and record files durable against a power cut, which no test reading this
-        # warehouse depends on (the files, their names and their order are the same; the
-        # writes' fsync is tests/test_lake.py's own test). os.fsync only, only while this
-        # runs; DuckDB's own syncs stay.
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(os, "fsync", lambda fd: None)
+        with without_fsync():  # a sixth of the build's time (tests/no_fsync.py)
             for p in PROVIDERS:
                 results += pipeline.replay(s, p, "all")
             assert not [r.errors for r in results if r.status == "failed"]

@@ -26,6 +26,7 @@ from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
 from gpuprices.warehouse import db
 from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 from tests.conftest import BROWSER, FIXTURES, ROOT, manifest_rows, needs_chromium
+from tests.no_fsync import without_fsync
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 # The module-scoped warehouse, report and W41 report below are built once per run: `make test`
@@ -37,20 +38,21 @@ pytestmark = pytest.mark.xdist_group("report")
 def settings(tmp_path_factory) -> Settings:
     base = tmp_path_factory.mktemp("report")
     s = Settings(base / "data", base / "snapshots").ensure()
-    for r in manifest_rows():
-        if r["provider"] in ("runpod", "ecb"):
-            import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
-                           parse_timestamp(r["captured_at"]), method=r["method"],
-                           origin=r["origin"], partial=r["partial"] or None)
-    append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
-    append_captures(s.archive_root,
-                    captures_from_azure_history(FIXTURES / "history" / "azure"))
-    results = []
-    for p in ("runpod", "gcp", "azure"):
-        results += pipeline.reparse(s, p)
-    assert all(r.status == "ok" for r in results)
-    loading.load(s, results, "20261005T020000-testrun")
-    n, problems = refresh_fx(s)
+    with without_fsync():  # the build only: no test here needs its files durable (no_fsync.py)
+        for r in manifest_rows():
+            if r["provider"] in ("runpod", "ecb"):
+                import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
+                               parse_timestamp(r["captured_at"]), method=r["method"],
+                               origin=r["origin"], partial=r["partial"] or None)
+        append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
+        append_captures(s.archive_root,
+                        captures_from_azure_history(FIXTURES / "history" / "azure"))
+        results = []
+        for p in ("runpod", "gcp", "azure"):
+            results += pipeline.reparse(s, p)
+        assert all(r.status == "ok" for r in results)
+        loading.load(s, results, "20261005T020000-testrun")
+        n, problems = refresh_fx(s)
     assert (n, problems) == (221702, [])
     return s
 
