@@ -4,9 +4,10 @@
 importing the CLI, DuckDB and pyarrow. `gp_batch` starts one process that runs each command line
 through the CLI's own entry point (`gpuprices.flows.cli.main.main`, what `python -m gpuprices`
 runs, with its handling of a busy warehouse and a bad data folder), with stdout and stderr
-captured per command line, and returns one CompletedProcess-like result per command line: its
-exit code, stdout and stderr. An exception that escapes `main` is printed to that command's
-stderr as a traceback, exit code 1, as the interpreter would.
+captured per command line at the file descriptors (nothing written to them escapes), and
+returns one CompletedProcess-like result per command line: its exit code, stdout and stderr.
+An exception that escapes `main` is printed to that command's stderr as a traceback, exit code
+1, as the interpreter would.
 
 For command lines whose own process is not what a test checks (signals, process exit, a second
 process beside the warehouse): the DuckDB connections are still this child's own, never the test
@@ -20,13 +21,17 @@ import subprocess
 import sys
 
 _CHILD = r"""
-import contextlib, io, json, sys, traceback
+import json, os, sys, tempfile, traceback
 from gpuprices.flows.cli.main import main
 results = []
+saved = os.dup(1), os.dup(2)
 for args in json.loads(sys.argv[1]):
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    # fds 1 and 2 themselves go to a file per command line: what Python, a logging handler or
+    # a library writing to the descriptor prints is that command line's output.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        sys.stdout.flush(), sys.stderr.flush()
+        os.dup2(out.fileno(), 1), os.dup2(err.fileno(), 2)
+        code = 0
         sys.argv = ["gpuprices", *args]
         try:
             main()
@@ -39,7 +44,14 @@ for args in json.loads(sys.argv[1]):
         except BaseException:
             traceback.print_exc()
             code = 1
-    results.append([code, out.getvalue(), err.getvalue()])
+        finally:
+            sys.stdout.flush(), sys.stderr.flush()
+            os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode("utf-8", "replace"))
+    results.append([code, *texts])
 sys.stdout.write("\n" + json.dumps(results))
 """
 
