@@ -15,7 +15,6 @@ from gpuprices.flows.pipeline.report_job import refresh_fx
 from gpuprices.reports import build, charts, render
 from gpuprices.warehouse import db
 from tests.conftest import ROOT
-from tests.no_fsync import without_fsync
 
 PROVIDERS = ("runpod", "nebius", "crusoe", "lambda", "coreweave", "gcp", "azure")
 WEEK = "2026-W41"
@@ -29,11 +28,10 @@ pytestmark = pytest.mark.xdist_group("report-as-of")
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory) -> Settings:
     s = Settings(tmp_path_factory.mktemp("w41") / "data", ROOT / "snapshots").ensure()
-    with without_fsync():  # only read below (tests/no_fsync.py)
-        results = [r for p in PROVIDERS for r in pipeline.reparse(s, p)]
-        assert {r.provider for r in results} == set(PROVIDERS)
-        loading.load(s, results, "20261011T020000-testrun")
-        refresh_fx(s)
+    results = [r for p in PROVIDERS for r in pipeline.reparse(s, p)]
+    assert {r.provider for r in results} == set(PROVIDERS)
+    loading.load(s, results, "20261011T020000-testrun")
+    refresh_fx(s)
     return s
 
 
