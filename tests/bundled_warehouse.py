@@ -18,6 +18,7 @@ from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.warehouse.contract import PROVIDERS
 from tests.conftest import ROOT
+from tests.no_fsync import without_fsync
 
 _BUILT: dict[str, Settings] = {}
 GROUP = pytest.mark.xdist_group("bundled-warehouse")
@@ -28,10 +29,11 @@ def bundled_settings(tmp_path_factory) -> Settings:
     if "all" not in _BUILT:
         s = Settings(tmp_path_factory.mktemp("bundled") / "data", ROOT / "snapshots").ensure()
         results = []
-        for p in PROVIDERS:
-            results += pipeline.replay(s, p, "all")
-        assert not [r.errors for r in results if r.status == "failed"]
-        loading.load(s, results, "20261005T020000-bundled")
+        with without_fsync():  # a sixth of the build's time (tests/no_fsync.py)
+            for p in PROVIDERS:
+                results += pipeline.replay(s, p, "all")
+            assert not [r.errors for r in results if r.status == "failed"]
+            loading.load(s, results, "20261005T020000-bundled")
         _BUILT["all"] = s
     return _BUILT["all"]
 

@@ -235,27 +235,35 @@ def test_a_release_recorded_by_position_still_lets_its_row_through(settings):
 
 def test_quarantine_commands_list_and_release(tmp_path, runpod_archive):
     from gpuprices.spiders.archive import append_captures
-    from tests.test_cli import gp
+    from tests.cli_batch import gp_batch
 
     body = edited_api(_b200_moved_and_an_unknown_name)
     append_captures(runpod_archive, [Capture(
         provider="runpod", url="https://api.runpod.io/graphql", method="POST", body=body,
         captured_at=dt.datetime(2026, 9, 30, 2, tzinfo=dt.UTC))])
     args = ["--data-dir", tmp_path / "data"]
-    assert gp("crawl", "--replay", "all", "-p", "runpod", *args,
-              "--archive", runpod_archive).returncode == 0
-    r = gp("quarantine", "list", "--date", "2026-09-30", *args)
+    # The six command lines in order in one child process (tests/cli_batch.py); each result is
+    # its own command line's.
+    crawl, listed, unmapped, moved, count, after = gp_batch(
+        ["crawl", "--replay", "all", "-p", "runpod", *args, "--archive", runpod_archive],
+        ["quarantine", "list", "--date", "2026-09-30", *args],
+        ["quarantine", "release", "--date", "2026-09-30", "-p", "runpod",
+         "--reason-like", "unmapped", *args],
+        ["quarantine", "release", "--date", "2026-09-30", "-p", "runpod",
+         "--reason-like", "move:", *args],
+        ["sql", "select count(*) as n from offers where price_per_hour = 27.16", *args],
+        ["quarantine", "list", "--date", "2026-09-30", *args])
+    assert crawl.returncode == 0
+    r = listed
     assert r.returncode == 0 and "runpod 2026-09-30" in r.stdout
     assert "move: NVIDIA B200" in r.stdout and "unmapped GPU wording" in r.stdout
-    r = gp("quarantine", "release", "--date", "2026-09-30", "-p", "runpod",
-           "--reason-like", "unmapped", *args)
+    r = unmapped
     assert r.returncode == 2 and "no GPU model" in r.stderr
-    r = gp("quarantine", "release", "--date", "2026-09-30", "-p", "runpod",
-           "--reason-like", "move:", *args)
+    r = moved
     assert r.returncode == 0 and "released 1 rows of runpod 2026-09-30" in r.stdout
-    r = gp("sql", "select count(*) as n from offers where price_per_hour = 27.16", *args)
+    r = count
     assert r.stdout.splitlines() == ["n", "-", "1"]
-    r = gp("quarantine", "list", "--date", "2026-09-30", *args)
+    r = after
     assert "move:" not in r.stdout
 
 

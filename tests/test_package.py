@@ -12,6 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("spiders", "flows", "warehouse", "sizing", "reports")
+# The wheel below is built once per run: `make test` (--dist loadgroup) runs the whole module on
+# one xdist worker, not a share on each.
+pytestmark = pytest.mark.xdist_group("package")
 
 
 @pytest.fixture(scope="module")

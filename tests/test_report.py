@@ -6,7 +6,6 @@ import csv
 import datetime as dt
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 import typer
@@ -27,28 +26,33 @@ from gpuprices.spiders.providers.gcp.history import captures_from_gcp_history
 from gpuprices.warehouse import db
 from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 from tests.conftest import BROWSER, FIXTURES, ROOT, manifest_rows, needs_chromium
+from tests.no_fsync import without_fsync
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
+# The module-scoped warehouse, report and W41 report below are built once per run: `make test`
+# (--dist loadgroup) runs the whole module on one xdist worker, not a share on each.
+pytestmark = pytest.mark.xdist_group("report")
 
 
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory) -> Settings:
     base = tmp_path_factory.mktemp("report")
     s = Settings(base / "data", base / "snapshots").ensure()
-    for r in manifest_rows():
-        if r["provider"] in ("runpod", "ecb"):
-            import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
-                           parse_timestamp(r["captured_at"]), method=r["method"],
-                           origin=r["origin"], partial=r["partial"] or None)
-    append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
-    append_captures(s.archive_root,
-                    captures_from_azure_history(FIXTURES / "history" / "azure"))
-    results = []
-    for p in ("runpod", "gcp", "azure"):
-        results += pipeline.reparse(s, p)
-    assert all(r.status == "ok" for r in results)
-    loading.load(s, results, "20261005T020000-testrun")
-    n, problems = refresh_fx(s)
+    with without_fsync():  # the build only: no test here needs its files durable (no_fsync.py)
+        for r in manifest_rows():
+            if r["provider"] in ("runpod", "ecb"):
+                import_capture(s.archive_root, ROOT / r["file"], r["provider"], r["url"],
+                               parse_timestamp(r["captured_at"]), method=r["method"],
+                               origin=r["origin"], partial=r["partial"] or None)
+        append_captures(s.archive_root, captures_from_gcp_history(FIXTURES / "history" / "gcp"))
+        append_captures(s.archive_root,
+                        captures_from_azure_history(FIXTURES / "history" / "azure"))
+        results = []
+        for p in ("runpod", "gcp", "azure"):
+            results += pipeline.reparse(s, p)
+        assert all(r.status == "ok" for r in results)
+        loading.load(s, results, "20261005T020000-testrun")
+        n, problems = refresh_fx(s)
     assert (n, problems) == (221702, [])
     return s
 
@@ -446,27 +450,6 @@ def test_no_data_is_a_clear_error(tmp_path):
     db.init_schema(c)
     with pytest.raises(ValueError, match="no offers"):
         build.build_report(c)
-
-
-def test_weekly_flow_under_prefect(settings, tmp_path):
-    """The Prefect weekly flow end to end (no network: fetch_fx=False)."""
-    import os
-    import sys
-
-    from gpuprices.flows.config import prefect_env
-
-    env = os.environ | prefect_env(Settings(tmp_path, settings.archive_root))
-    code = ("import sys; from pathlib import Path; "
-            "from gpuprices.flows.config import settings_from;"
-            "from gpuprices.flows.weekly import weekly_flow;"
-            "s = settings_from(sys.argv[1], sys.argv[2]);"
-            "print(weekly_flow(s, '2026-W38', 'EUR', None, fetch_fx=False))")
-    r = subprocess.run([sys.executable, "-c", code, str(settings.data_dir),
-                        str(settings.archive_root)], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=ROOT)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert Path(r.stdout.strip().splitlines()[-1]) == (
-        settings.reports_dir / "2026-W38" / "report.html")
 
 
 def test_workload_summary_names_the_planned_layout():

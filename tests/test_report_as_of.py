@@ -20,6 +20,9 @@ PROVIDERS = ("runpod", "nebius", "crusoe", "lambda", "coreweave", "gcp", "azure"
 WEEK = "2026-W41"
 END = dt.date(2026, 10, 11)
 LIMIT = 14
+# The module-scoped warehouse below is built once per run: `make test` (--dist loadgroup) runs
+# the whole module on one xdist worker, not a share on each.
+pytestmark = pytest.mark.xdist_group("report-as-of")
 
 
 @pytest.fixture(scope="module")

@@ -56,8 +56,7 @@ RATES = [
 ]
 
 
-def _build(tmp_path, with_rates=True):
-    root = tmp_path / "lake"
+def _write_lake(root):
     by_partition: dict[tuple[dt.date, str], list] = {}
     for provider, sku, model, count, pricing, currency, prices, eff in SERIES:
         for day, price in prices.items():
@@ -72,6 +71,17 @@ def _build(tmp_path, with_rates=True):
             ))
     for (day, provider), offers in by_partition.items():
         lake.write_partition(root, day, provider, offers_to_table(offers))
+    return root
+
+
+@pytest.fixture(scope="module")
+def views_lake(tmp_path_factory):
+    """The history's lake, written once for the module: every test loads it into a warehouse
+    of its own (load_lake only reads it; the tests change their warehouse, never the lake)."""
+    return _write_lake(tmp_path_factory.mktemp("views") / "lake")
+
+
+def _build(root, with_rates=True):
     con = db.connect(":memory:")
     db.init_schema(con)
     db.load_lake(con, root)
@@ -86,8 +96,8 @@ def _build(tmp_path, with_rates=True):
 
 
 @pytest.fixture
-def con(tmp_path):
-    connection = _build(tmp_path)
+def con(views_lake):
+    connection = _build(views_lake)
     yield connection
     connection.close()
 
@@ -220,8 +230,8 @@ def test_cheapest_daily_never_picks_future_prices(con):
     })
 
 
-def test_cheapest_daily_without_fx_rates(tmp_path):
-    con = _build(tmp_path, with_rates=False)
+def test_cheapest_daily_without_fx_rates(views_lake):
+    con = _build(views_lake, with_rates=False)
     d1 = _cheapest(con, "H100-SXM-80GB", "on_demand", D1)
     # The CNY offer cannot be ranked in USD: nebius wins, EUR is unknown, the skip is counted.
     assert (d1["provider"], d1["price_per_gpu_hour_usd"]) == ("nebius", pytest.approx(2.95))
@@ -291,8 +301,8 @@ def test_cheapest_now_ranks_each_providers_latest_prices_in_usd(con):
     assert rows[("H100-SXM-80GB", "community")]["price_per_gpu_hour"] == 2.39
 
 
-def test_cheapest_now_puts_placeholder_prices_after_firm_ones(tmp_path):
-    con = _build(tmp_path)
+def test_cheapest_now_puts_placeholder_prices_after_firm_ones(views_lake):
+    con = _build(views_lake)
     meta = CaptureMeta(provider="runpod", url="https://example.test/runpod",
                        captured_at=dt.datetime.combine(D4, dt.time(3), tzinfo=dt.UTC))
     table = offers_to_table([
