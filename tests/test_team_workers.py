@@ -29,9 +29,25 @@ WAIT_S = 600  # a bound against a hang, not a speed claim
 pytestmark = pytest.mark.xdist_group("prefect-server")
 
 
+def _one_ca_file(tmp: Path) -> Path:
+    """A CA file of one certificate (certifi's first). Every Prefect client builds an SSL
+    context from PREFECT_API_SSL_CERT_FILE, by default certifi's whole bundle (~150
+    certificates, 40-60 ms on 2 busy cores), and a worker opens ~70 clients to register its 32
+    deployments. The API here is plain http on the loopback: no certificate is ever checked."""
+    import certifi
+
+    bundle = Path(certifi.where()).read_text()
+    end = "-----END CERTIFICATE-----"
+    path = tmp / "one-ca.pem"
+    path.write_text(bundle[bundle.index("-----BEGIN CERTIFICATE-----"):bundle.index(end)]
+                    + end + "\n")
+    return path
+
+
 def _env(api_url: str, tmp: Path, name: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GPUPRICES_"))}
     return env | {"PREFECT_API_URL": api_url, "PREFECT_HOME": str(tmp / f"prefect-{name}"),
+                  "PREFECT_API_SSL_CERT_FILE": str(_one_ca_file(tmp)),
                   "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
                   # Poll often, so that both workers see the two runs while each runs one,
                   # and a run waits little for a worker to take it (each test waits on four).
