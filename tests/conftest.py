@@ -226,6 +226,7 @@ def prefect_server(tmp_path_factory):
     database in a temporary folder, one per test session (it takes 15-25 s to start); yields
     its API URL and stops it at the end. For the team-mode and service tests only."""
     from gpuprices.flows.ops.service import local_server
+    from tests.prefect_test_server import PREFECT_TEST_SERVER_ENV
 
     home = tmp_path_factory.mktemp("prefect-server")
     # The tests' own Prefect client (imported after this) keeps its files here, never in the
@@ -235,7 +236,7 @@ def prefect_server(tmp_path_factory):
     env.setenv("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     env.setenv("DO_NOT_TRACK", "1")
     try:
-        with local_server(home, ui=False) as api_url:
+        with local_server(home, ui=False, env=PREFECT_TEST_SERVER_ENV) as api_url:
             yield api_url
     finally:
         env.undo()

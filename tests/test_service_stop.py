@@ -3,16 +3,19 @@ group, as a terminal sends it) or by SIGTERM (systemd, `docker stop`, Kubernetes
 without a traceback and leaves no Prefect server behind; with PREFECT_API_URL set it registers
 its deployments on that server. Real servers on the loopback (tests/conftest.py)."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from gpuprices.flows.ops.service import healthy, wait_for_line
+from tests.prefect_test_server import PREFECT_TEST_SERVER_ENV
 
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 WAIT_S = 300  # a bound against a hang, not a speed claim
@@ -22,10 +25,29 @@ READY = "deployments registered and served"
 pytestmark = pytest.mark.xdist_group("prefect-server")
 
 
+def _api_url(log: Path) -> str:
+    """The API of the Prefect server `serve` started itself (it prints the UI's address)."""
+    return next(line.split("Prefect UI: ")[1].strip() for line in log.read_text().splitlines()
+                if line.startswith("Prefect UI: ")) + "/api"
+
+
+def _polled(api_url: str) -> bool:
+    """True once the runner has polled the server for its deployments' runs (the server then
+    records when, per deployment)."""
+    req = urllib.request.Request(f"{api_url}/deployments/filter", data=b"{}", method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:  # noqa: S310 (loopback)
+        found = {d["name"]: d.get("last_polled") for d in json.load(r)}
+    return all(found.get(name) for name in ("nightly", "weekly"))
+
+
 def _serve(tmp: Path, api_url: str | None) -> tuple[subprocess.Popen, Path]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GPUPRICES_"))}
     env |= {"GPUPRICES_HOME": str(tmp / "data"), "PREFECT_UI_ENABLED": "false",
             "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1"}
+    # The server `serve` starts itself inherits these (as the session's server has them): no
+    # scheduler or other loops this test does not wait on.
+    env |= PREFECT_TEST_SERVER_ENV
     if api_url:
         env |= {"PREFECT_API_URL": api_url, "PREFECT_HOME": str(tmp / "prefect")}
     log = tmp / "serve.log"
@@ -33,7 +55,14 @@ def _serve(tmp: Path, api_url: str | None) -> tuple[subprocess.Popen, Path]:
                             stderr=subprocess.STDOUT, env=env, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_line(proc, log, READY, WAIT_S)
-    time.sleep(3)  # let the runner poll and open its connections, as a long-running one has
+    # Stopped only once the runner has polled and holds its connections, as a long-running one
+    # does (a fixed 3 s sleep before: waiting for the poll itself is both sooner and surer).
+    api = api_url or _api_url(log)
+    deadline = time.monotonic() + WAIT_S
+    while not _polled(api):
+        assert proc.poll() is None, log.read_text()
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
     return proc, log
 
 
@@ -52,8 +81,7 @@ def _stopped_cleanly(proc: subprocess.Popen, log: Path) -> str:
 
 def test_ctrl_c_stops_serve_and_its_own_server(tmp_path):
     proc, log = _serve(tmp_path, None)
-    api_url = next(line.split("Prefect UI: ")[1].strip() for line in log.read_text().splitlines()
-                   if line.startswith("Prefect UI: ")) + "/api"
+    api_url = _api_url(log)
     assert healthy(api_url)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground process group
     text = _stopped_cleanly(proc, log)
