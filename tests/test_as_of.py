@@ -12,12 +12,12 @@ from gpuprices.warehouse import db
 from gpuprices.warehouse.contract import CaptureMeta, make_offer, offers_to_table
 from gpuprices.warehouse.schema import DAY_CHEAPEST_VERSION
 from tests.conftest import to_old_layout
-from tests.test_views import D1, D3, D4, _build, _rows
+from tests.test_views import D1, D3, D4, _build, _rows, _write_lake
 
 
 @pytest.fixture
 def con(tmp_path):
-    connection = _build(tmp_path)
+    connection = _build(_write_lake(tmp_path / "lake"))
     yield connection
     connection.close()
 
