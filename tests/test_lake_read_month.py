@@ -79,3 +79,26 @@ def test_a_damaged_compacted_file_is_refused_for_each_of_its_days(lake_root, tmp
     with pytest.raises(lake.ChecksumError, match="manifest"):
         db.load_lake(con, lake_root)
     con.close()
+
+
+def test_a_table_named_like_a_bulk_stage_does_not_shadow_the_batch(compacted, tmp_path):
+    """The bulk path reads its staging rows (_batch, _in, _rows) from Python by name: a table
+    of that name left in the connection must not be read instead, and the scan setting it
+    turns on for the batch is back off afterwards."""
+    plain = db.connect(":memory:")
+    db.init_schema(plain)
+    db.load_lake(plain, compacted)
+    con = db.connect(tmp_path / "w.duckdb")
+    db.init_schema(con)
+    for name in ("_batch", "_in", "_rows"):
+        con.execute(f"CREATE TEMP TABLE {name} AS SELECT 1 AS x")
+    loaded = db.load_lake(con, compacted)
+    assert sum(loaded.values()) > 0
+    for sql in ("SELECT count(*), sum(price_per_hour) FROM offer_points",
+                "SELECT * FROM provider_day_cheapest ORDER BY ALL",
+                "SELECT * FROM snapshot_dates ORDER BY ALL"):
+        assert con.execute(sql).fetchall() == plain.execute(sql).fetchall(), sql
+    assert con.execute("SELECT current_setting('python_scan_all_frames')").fetchall() == [
+        (False,)]
+    con.close()
+    plain.close()

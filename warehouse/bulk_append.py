@@ -104,45 +104,58 @@ def append_many(con: duckdb.DuckDBPyConnection,
     for day, provider, table in parts:
         tables.append(store._checked(day, provider, table))
         counts[(day, provider)] = tables[-1].num_rows
-    # The batch is judged on its Arrow rows as they are (_known_snapshots), and only the rows
-    # the warehouse lacks go into _src: one insert for the whole batch (a statement per part
-    # costs more than its rows), none for an hour's snapshots already stored.
-    con.register("_batch", pa.concat_tables(tables) if tables
-                 else OFFER_SCHEMA.empty_table())
+    # The batch's staging relations (_batch, _in, _rows) are Arrow tables held in this frame
+    # and read by DuckDB's replacement scan, neither TEMP tables nor registered views: DuckDB
+    # keeps a dropped temp table, and a registered table, until the transaction ends, and
+    # `gpuprices load` is one transaction over every month of the lake (three years of hourly
+    # providers grew ~1.3 GB a month that way and ran out of memory). A replacement scan holds
+    # nothing past its statement; the frame's tables are freed batch by batch.
+    # https://duckdb.org/docs/stable/clients/python/data_ingestion ("DataFrames and Arrow
+    # tables ... referenced by variable name"; python_scan_all_frames lets the store's helpers
+    # see this frame's names).
+    _batch = pa.concat_tables(tables) if tables else OFFER_SCHEMA.empty_table()
+    del tables
+    for name in ("_batch", "_in", "_rows"):  # a table of that name would shadow ours
+        run(con, f"DROP TABLE IF EXISTS {name}")
+    scan_all = con.execute("SELECT current_setting('python_scan_all_frames')").fetchall()[0][0]
+    con.execute("SET python_scan_all_frames = true")
     try:
         same, grown, replaced = store._known_snapshots(con, "_batch")
         if replaced:
-            run(con, f"DROP TABLE {src}")
             raise NotAppend(f"the warehouse holds other rows of {len(replaced)} provider-days "
                             "of the batch")
         _check_append(con, [k for k in keys if k not in same and k not in grown])
-        store._drop_held(con, same, grown, into="_batch")
+        # Rows the warehouse lacks: the whole batch, or (some of it held) its other rows in
+        # _src, judged on the Arrow rows as they are (_known_snapshots).
+        source = "_batch"
+        if same or grown:
+            store._drop_held(con, same, grown, into="_batch")
+            source = src
+        if not con.execute(f"SELECT count(*) FROM {source}").fetchall()[0][0]:  # noqa: S608
+            return counts
+        _seq = pa.table({  # noqa: F841 (read by name below)
+            "snapshot_date": pa.array([d for d, _ in keys], pa.date32()),
+            "provider": pa.array([p for _, p in keys], pa.string()),
+            "seq": pa.array(range(len(keys)), pa.int32())})
+        _in = con.sql(store._STAGE_SELECT.format(  # noqa: F841 (read by name below)
+            src=f"(SELECT s.*, q.seq FROM {source} AS s "  # noqa: S608 (our names)
+                "JOIN _seq AS q USING (snapshot_date, provider))")).to_arrow_table()
+        run(con, store._SNAPSHOTS_SQL.format(src=source))
+        del _batch
+        for sql in store._NEW_NUMBERS_SQL:
+            run(con, sql)
+        _rows = con.sql(store._ROWS_SELECT).to_arrow_table()  # noqa: F841 (read by name)
+        del _in
+        # A grown day's cheapest offers are those of its new latest snapshot, in this batch.
+        for day, provider in grown:
+            run(con, "DELETE FROM provider_day_cheapest WHERE snapshot_date = $d "
+                "AND provider = $p", {"d": day, "p": provider})
+        run(con, store._CHEAPEST_SQL.format(rows="_rows"))
+        run(con, _POINTS_SQL)
+        run(con, _LAST_SQL)
     finally:
-        con.unregister("_batch")
-    con.execute("CREATE OR REPLACE TEMP TABLE _seq (snapshot_date DATE, provider VARCHAR, "
-                "seq INTEGER)")
-    con.from_arrow(pa.table({
-        "snapshot_date": pa.array([d for d, _ in keys], pa.date32()),
-        "provider": pa.array([p for _, p in keys], pa.string()),
-        "seq": pa.array(range(len(keys)), pa.int32())})).insert_into("_seq")
-    if not con.execute(f"SELECT count(*) FROM {src}").fetchone()[0]:  # noqa: S608 (ours)
-        for tmp in ("_seq", src):
-            run(con, f"DROP TABLE {tmp}")
-        return counts
-    run(con, store._STAGE_SQL.format(
-        src="(SELECT s.*, q.seq FROM _src AS s JOIN _seq AS q USING (snapshot_date, provider))"))
-    for sql in store._NUMBER_SQL:
-        run(con, sql)
-    run(con, store._SNAPSHOTS_SQL.format(src=src))
-    # A grown day's cheapest offers are those of its new latest snapshot, in this batch.
-    for day, provider in grown:
-        run(con, "DELETE FROM provider_day_cheapest WHERE snapshot_date = $d AND provider = $p",
-            {"d": day, "p": provider})
-    run(con, store._CHEAPEST_SQL.format(rows="_rows"))
-    run(con, _POINTS_SQL)
-    run(con, _LAST_SQL)
-    for tmp in ("_in", "_rows", "_seq", src):
-        run(con, f"DROP TABLE {tmp}")
+        con.execute(f"SET python_scan_all_frames = {'true' if scan_all else 'false'}")
+        run(con, f"DROP TABLE IF EXISTS {src}")
     return counts
 
 

@@ -61,12 +61,12 @@ def _differs(a: str, b: str) -> str:
 # Rows of an offers relation {src} with their identity's variant (built from the extra keys
 # that tell two rows of one sku apart, warehouse/identity.py) and the hash of their detail
 # columns. {src} is our own relation name, never data.
-_STAGE_SQL = f"""
-    CREATE OR REPLACE TEMP TABLE _in AS
+_STAGE_SELECT = f"""
     SELECT *, {identity.variant_sql("extra")} AS variant,
            hash({_DETAIL_COLS}) AS detail_hash
     FROM {{src}}
 """  # noqa: S608 (identifiers are our constants)
+_STAGE_SQL = "CREATE OR REPLACE TEMP TABLE _in AS" + _STAGE_SELECT
 
 # Staged rows carry `seq`, the position of their partition in the load (0 for a one-day load
 # or a rebuild): numbers are given in partition order first, so a bulk load of many
@@ -108,8 +108,7 @@ _NEW_CAPTURES_SQL = f"""
 """  # noqa: S608 (identifiers are our constants)
 
 # Each staged row with its numbers; dup_no counts repeats of one (offer, snapshot, price).
-_ROWS_SQL = f"""
-    CREATE OR REPLACE TEMP TABLE _rows AS
+_ROWS_SELECT = f"""
     SELECT n.snapshot_date, n.provider, n.gpu_model, i.offer_no, n.price_per_hour,
            d.detail_no, c.capture_no, n.available, n.snapshot_at,
            row_number() OVER (
@@ -121,8 +120,11 @@ _ROWS_SQL = f"""
     JOIN offer_captures AS c ON {_CAPTURE_MATCH}
 """  # noqa: S608 (identifiers are our constants)
 
+_ROWS_SQL = "CREATE OR REPLACE TEMP TABLE _rows AS" + _ROWS_SELECT
+
 # The staged rows numbered: new identities, details and captures first, then _rows.
-_NUMBER_SQL = (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL, _ROWS_SQL)
+_NEW_NUMBERS_SQL = (_NEW_IDS_SQL, _NEW_DETAILS_SQL, _NEW_CAPTURES_SQL)
+_NUMBER_SQL = (*_NEW_NUMBERS_SQL, _ROWS_SQL)
 
 # A snapshot's fingerprint: its row count and the sum of its rows' hashes over every contract
 # column (order-free; a repeated row counts twice). Stored in snapshot_dates.rows_hash by every
