@@ -446,3 +446,35 @@ def test_the_identity_restore_is_one_transaction(con, monkeypatch):
     assert sorted(r[0] for r in con.execute("SELECT variant FROM offer_ids").fetchall()) == [
         "page", "page"]
     assert con.execute("SELECT * FROM offers ORDER BY ALL").fetchall() == before
+
+
+def test_init_schema_leaves_a_current_warehouse_alone_and_sets_up_a_changed_one(tmp_path,
+                                                                                 monkeypatch):
+    from gpuprices.warehouse import schema
+
+    path = tmp_path / "w.duckdb"
+    con = db.connect(path)
+    db.init_schema(con)
+    con.close()
+    calls = []
+    real_refresh = schema.refresh_views
+    monkeypatch.setattr(schema, "refresh_views", lambda c: (calls.append(1), real_refresh(c)))
+
+    con = db.connect(path)  # every command opens the warehouse this way
+    db.init_schema(con)
+    assert calls == []
+    # A view dropped since (the catalog differs): set up again, the view is back.
+    con.execute("DROP VIEW cheapest_now")
+    db.init_schema(con)
+    assert calls == [1]
+    assert con.execute("SELECT count(*) FROM cheapest_now").fetchall()
+    # Reference rows changed (gpus.csv of a newer release): gpu_models is refreshed.
+    models = gpus.gpu_models()
+    first = next(iter(models))
+    monkeypatch.setattr(gpus, "gpu_models", lambda: {first: models[first]})
+    db.init_schema(con)
+    assert calls == [1, 1]
+    assert con.execute("SELECT gpu_model FROM gpu_models").fetchall() == [(first,)]
+    db.init_schema(con)
+    assert calls == [1, 1]
+    con.close()
