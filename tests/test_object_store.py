@@ -6,6 +6,7 @@ races, wrong credentials) lose nothing and are said."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import duckdb
@@ -333,3 +334,27 @@ def test_an_aws_409_conflict_is_a_lost_race_and_an_append_retries_it(s3, monkeyp
     day.append(b"records", what="archive day file")
     assert len(calls) == 2  # the 409, then the retry that landed
     assert day.get()[0] == b"records"
+
+
+def test_the_client_follows_the_variables_and_the_shared_files(tmp_path, monkeypatch):
+    # Only the AWS variables are read on each request; a change of one, or a shared file
+    # written again, still gives the next request a client with the new settings.
+    for var in objstore._AWS_VARS:
+        monkeypatch.delenv(var, raising=False)
+    creds = tmp_path / "credentials"
+    creds.write_text("[default]\naws_access_key_id = ONE\naws_secret_access_key = S1\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "absent"))
+    assert objstore.aws_config() == {"access_key_id": "ONE", "secret_access_key": "S1",
+                                     "region": "us-east-1"}
+    first = objstore.client("bucket")
+    assert objstore.client("bucket") is first  # unchanged settings: the same client
+    stamp = creds.stat().st_mtime_ns
+    creds.write_text("[default]\naws_access_key_id = TWO\naws_secret_access_key = S2\n")
+    os.utime(creds, ns=(stamp + 10**9, stamp + 10**9))
+    assert objstore.aws_config()["access_key_id"] == "TWO"
+    second = objstore.client("bucket")
+    assert second is not first
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    assert objstore.aws_config()["region"] == "eu-west-3"
+    assert objstore.client("bucket") is not second
