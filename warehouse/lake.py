@@ -408,7 +408,7 @@ def find_partition(lake_root: Path | str, snapshot_date: dt.date | str, provider
     its row group in the month's compacted file. Raises FileNotFoundError when neither."""
     day = _as_date(snapshot_date)
     path = partition_path(lake_root, day, provider)
-    if path.exists():
+    if objstore.file_exists(path):
         return path
     found = read_manifest(lake_root, provider, day.strftime("%Y-%m"))
     if found is not None and day.isoformat() in found[0]["days"]:

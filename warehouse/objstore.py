@@ -59,6 +59,12 @@ def is_remote(location: object) -> bool:
         isinstance(location, str) and location.startswith(SCHEME))
 
 
+def file_exists(path: Path | StorePath) -> bool:
+    """Whether a file (an object) is there: on object storage one HEAD, where exists() also
+    LISTs, for a folder of that name, when the object is missing (two requests a miss)."""
+    return path.is_file() if isinstance(path, StorePath) else path.exists()
+
+
 def location(value: str | Path | StorePath) -> Path | StorePath:
     """`s3://bucket/prefix` as a StorePath; anything else as the Path it always was."""
     if isinstance(value, StorePath | Path):
