@@ -16,6 +16,7 @@ from gpuprices.flows import loading
 from gpuprices.flows.config import Settings
 from gpuprices.flows.ops import run_journal
 from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.flows.pipeline import usd_rates
 from gpuprices.spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
 from gpuprices.warehouse import db, lake, objstore, publish
 from gpuprices.warehouse.contract import PROVIDERS
@@ -358,3 +359,33 @@ def test_the_client_follows_the_variables_and_the_shared_files(tmp_path, monkeyp
     monkeypatch.setenv("AWS_REGION", "eu-west-3")
     assert objstore.aws_config()["region"] == "eu-west-3"
     assert objstore.client("bucket") is not second
+
+
+def test_a_replay_lists_the_archive_and_the_lake_once_and_checks_each_object_once(
+        s3, tmp_path, monkeypatch):
+    # A replay into an empty lake on the store: the archive listed once (the provider's days
+    # and the ECB files the gates convert EUR prices with), the lake listed once, and every
+    # "is it there" one request: no LIST of a folder behind a missing object (on S3 each
+    # request costs 20-50 ms).
+    _copy_archive(REPO_SNAPSHOTS, f"{s3}/archive", providers={"scaleway", "ecb"})
+    settings = Settings(data_dir=tmp_path / "data", archive_root=objstore.location(
+        f"{s3}/archive"), lake=objstore.location(f"{s3}/lake")).ensure()
+    usd_rates._series(settings.archive_root)  # the ECB rates parsed once per process already
+    real = {name: getattr(objstore.obstore, name) for name in ("list", "head", "get")}
+    calls = []
+
+    def counted(name):
+        def call(store, *args, **kwargs):
+            calls.append((name, kwargs.get("prefix") if name == "list" else args[0]))
+            return real[name](store, *args, **kwargs)
+        return call
+
+    for name in real:
+        monkeypatch.setattr(objstore.obstore, name, counted(name))
+    results = pipeline.replay(settings, "scaleway", "all")
+    assert [r.status for r in results] != ["failed"] and results[0].rows
+    prefix = f"{s3}/".removeprefix(f"s3://{objstore.location(s3).bucket}/")
+    assert sorted(p for n, p in calls if n == "list") == [f"{prefix}archive/",
+                                                          f"{prefix}lake/offers/"]
+    checked = [key for n, key in calls if n in ("head", "get")]
+    assert len(checked) == len(set(checked))  # no object asked for twice

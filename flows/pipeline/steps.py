@@ -25,7 +25,7 @@ from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.flows.redaction import redact
 from gpuprices.spiders import fx
 from gpuprices.spiders.archive import FUTURE_SKEW, list_archives
-from gpuprices.warehouse import identity, lake, price_bands
+from gpuprices.warehouse import identity, lake, objstore, price_bands
 from gpuprices.warehouse.contract import PROVIDERS, Offer, offers_to_table
 
 
@@ -64,10 +64,12 @@ def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
     """(identity, price) pairs a reviewer released for this provider-day. Identities are
     recorded by name (identity.to_record); the first releases recorded them by position."""
     path = releases_path(settings)
-    if not path.exists():
+    try:  # read, not checked first: on object storage one GET (a check was one or two more)
+        text = path.read_text()
+    except FileNotFoundError:
         return set()
     out = set()
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
@@ -84,16 +86,19 @@ _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hou
 
 
 def reference(settings: Settings, provider: str, day: dt.date,
-              partitions: list[tuple[dt.date, str, Path]] | None = None) -> gates.Reference:
+              partitions: list[tuple[dt.date, str, Path]] | None = None,
+              archived: list[tuple[dt.date, str, Path]] | None = None) -> gates.Reference:
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
     snapshot whatever its age (the move gate holds a x10 nine days or nine months later), and
     the archived ECB rates that turn a price in another currency into USD for the gates.
-    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
+    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here;
+    `archived`: the archive's listing (list_archives) when the caller has one (reparse), which
+    tells whether the ECB files changed, else listed when the rates are first needed."""
     ref = gates.Reference(released=_released(settings, provider, day),
                           known=price_bands.known_ranges(),
-                          per_usd=usd_rates.UsdRates(settings.archive_root))
+                          per_usd=usd_rates.UsdRates(settings.archive_root, archived))
     latest: dict[str, tuple[dt.date, Path]] = {}
     if partitions is None:
         partitions = lake.list_partitions(settings.lake_root)
@@ -184,7 +189,8 @@ def _gate_snapshots(offers: list[Offer], ref: gates.Reference) -> gates.GateResu
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
-              partitions: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
+              partitions: list[tuple[dt.date, str, Path]] | None = None,
+              archived: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
     rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
     the gates like any released row); they make the day degraded, never loaded on their own."""
@@ -193,7 +199,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     try:
-        ref = reference(settings, provider, day, partitions)
+        ref = reference(settings, provider, day, partitions, archived)
     except OSError as exc:  # a lake on object storage that cannot be reached or read
         res.status = "failed"
         res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
@@ -211,7 +217,8 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
     try:
         # Quarantine first: if the offers write then fails, the held-back rows are still kept.
         qpath = lake.partition_path(settings.lake_root, day, provider, lake.QUARANTINE_AREA)
-        if bad or qpath.exists():  # a rerun that quarantines nothing clears the old quarantine
+        # A rerun that quarantines nothing clears the old quarantine.
+        if bad or objstore.file_exists(qpath):
             lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
         if good:
             path = lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
@@ -240,22 +247,30 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
 
 
 def archives(settings: Settings, providers: Iterable[str] | None = None,
-             dates: Iterable[dt.date] | None = None) -> list[tuple[dt.date, str, Path]]:
+             dates: Iterable[dt.date] | None = None,
+             listed: list[tuple[dt.date, str, Path]] | None = None
+             ) -> list[tuple[dt.date, str, Path]]:
+    """The archive files of `providers` (default: all) on `dates` (default: all), from
+    `listed` when the caller already listed the archive."""
     want_p = set(providers) if providers else set(PROVIDERS)
     want_d = set(dates) if dates else None
+    if listed is None:
+        listed = list_archives(settings.archive_root)
     return [
-        (d, p, path) for d, p, path in list_archives(settings.archive_root)
+        (d, p, path) for d, p, path in listed
         if p in want_p and (want_d is None or d in want_d)
     ]
 
 
 def _store_file(settings: Settings, provider: str, day: dt.date, path: Path,
-                partitions: list[tuple[dt.date, str, Path]] | None) -> DayResult:
+                partitions: list[tuple[dt.date, str, Path]] | None,
+                archived: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
     """One archive file parsed, gated and stored; whatever goes wrong with it (a file that
     cannot be read, a parser or store bug) fails this provider-day alone, named with its file,
     as `nightly` isolates a provider: the other files and providers of the run go on."""
     try:
-        return store_day(settings, provider, day, parse_archive(path, provider), partitions)
+        return store_day(settings, provider, day, parse_archive(path, provider), partitions,
+                         archived)
     except Exception as exc:
         return DayResult(provider=provider, snapshot_date=day, status="failed",
                          errors=[redact(f"{provider}: {path}: {type(exc).__name__}: {exc}")])
@@ -273,7 +288,10 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     # it could be by a listing taken a moment earlier: concurrent providers never had an order.
     partitions: list[tuple[dt.date, str, Path]] | None = None
     try:
-        days = archives(settings, [provider], dates)
+        # The archive too is listed once: its days of this provider, and the ECB files the
+        # gates' currency rates are read from (a reparse writes nothing to the archive).
+        archived = list_archives(settings.archive_root)
+        days = archives(settings, [provider], dates, archived)
     except Exception as exc:  # a store that cannot be listed (StoreError, wrong credentials)
         res = DayResult(provider=provider, snapshot_date=None, status="failed",
                         errors=[redact(f"{provider}: could not list the archive at "
@@ -292,7 +310,7 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(_store_file(settings, provider, day, path, partitions))
+            results.append(_store_file(settings, provider, day, path, partitions, archived))
         if on_day is not None:
             on_day(results[-1])
     return results
