@@ -15,10 +15,10 @@ import pytest
 from gpuprices.flows import loading
 from gpuprices.flows.config import Settings
 from gpuprices.flows.ops import run_journal
+from gpuprices.flows.pipeline import load_steps, usd_rates
 from gpuprices.flows.pipeline import steps as pipeline
-from gpuprices.flows.pipeline import usd_rates
 from gpuprices.spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
-from gpuprices.warehouse import db, lake, objstore, publish
+from gpuprices.warehouse import db, lake, lake_sync, objstore, publish
 from gpuprices.warehouse.contract import PROVIDERS
 from tests import test_gates
 from tests.bundled_warehouse import GROUP, bundled_settings
@@ -389,3 +389,31 @@ def test_a_replay_lists_the_archive_and_the_lake_once_and_checks_each_object_onc
                                                           f"{prefix}lake/offers/"]
     checked = [key for n, key in calls if n in ("head", "get")]
     assert len(checked) == len(set(checked))  # no object asked for twice
+
+
+def test_a_load_from_the_store_reads_each_day_in_one_request_with_its_state(runpod_lake,
+                                                                            monkeypatch):
+    # Each provider-day's rows and the state recorded for it come from the one GET that reads
+    # it (no HEAD to find it, stamp it, find it again); the state is the object's as listed,
+    # so nothing is pending afterwards, and a day rewritten since is.
+    keys = [(d, p) for d, p, _ in lake.list_partitions(runpod_lake.lake_root)]
+    assert len(keys) > 1
+    con = db.connect(str(runpod_lake.data_dir / "fresh.duckdb"))
+    db.init_schema(con)
+    asked = []
+
+    def counted(name, real):
+        return lambda *args, **kwargs: asked.append(name) or real(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        for name in ("head", "get", "list"):
+            m.setattr(objstore.obstore, name, counted(name, getattr(objstore.obstore, name)))
+        loaded, failed = load_steps.load_days(runpod_lake, con, keys)
+    assert not failed and set(loaded) == set(keys)
+    assert asked == ["get"] * len(keys)
+    assert lake_sync.pending(con, runpod_lake.lake_root) == []
+    day, provider = keys[0]
+    table = lake.read_partition(runpod_lake.lake_root, day, provider)
+    lake.write_partition(runpod_lake.lake_root, day, provider, table.slice(0, 1))
+    assert [(d, p) for d, p, *_ in lake_sync.pending(con, runpod_lake.lake_root)] == [keys[0]]
+    con.close()

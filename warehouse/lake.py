@@ -317,16 +317,22 @@ def read_offers_file(path: Path | str) -> pa.Table:
     bytes differ from the checksum recorded when it was written."""
     if isinstance(path, CompactedDay):
         return conform_table(_read_compacted(path))
-    if objstore.is_remote(path):  # one GET: the bytes and the checksum they were written with
-        path = objstore.location(path)
-        data, meta, _ = path.get()
-        if problem := _object_problem(path, data, meta):
-            raise ChecksumError(problem)
-        return conform_table(pq.read_table(pa.BufferReader(data)))
+    if objstore.is_remote(path):
+        return read_object(objstore.location(path))[0]
     problem = checksum_problem(path)
     if problem:
         raise ChecksumError(problem)
     return conform_table(pq.read_table(path))
+
+
+def read_object(path: objstore.StorePath) -> tuple[pa.Table, objstore.ObjectInfo]:
+    """A lake object conformed to the contract, with the state of the very bytes read, from one
+    GET (the bytes and the checksum they were written with). Raises FileNotFoundError when
+    absent, ChecksumError when the bytes differ from their checksum."""
+    data, meta, info = path.get()
+    if problem := _object_problem(path, data, meta):
+        raise ChecksumError(problem)
+    return conform_table(pq.read_table(pa.BufferReader(data))), info
 
 
 def partition_objects(lake_root: objstore.StorePath | str
@@ -406,14 +412,22 @@ def find_partition(lake_root: Path | str, snapshot_date: dt.date | str, provider
                    ) -> Path | CompactedDay:
     """Where the offers of (snapshot_date, provider) are read from: the day's own file, else
     its row group in the month's compacted file. Raises FileNotFoundError when neither."""
-    day = _as_date(snapshot_date)
-    path = partition_path(lake_root, day, provider)
+    path = partition_path(lake_root, snapshot_date, provider)
     if objstore.file_exists(path):
         return path
+    return compacted_day(lake_root, snapshot_date, provider)
+
+
+def compacted_day(lake_root: Path | str, snapshot_date: dt.date | str, provider: str
+                  ) -> CompactedDay:
+    """The row group of (snapshot_date, provider) in its compacted month, for a day the caller
+    found no file of. Raises FileNotFoundError when the month does not hold it either."""
+    day = _as_date(snapshot_date)
     found = read_manifest(lake_root, provider, day.strftime("%Y-%m"))
     if found is not None and day.isoformat() in found[0]["days"]:
         return _day_of(found[1], found[0], day, provider)
-    raise FileNotFoundError(f"{path}: no such lake partition (nor a compacted month holding it)")
+    raise FileNotFoundError(f"{partition_path(lake_root, day, provider)}: no such lake "
+                            f"partition (nor a compacted month holding it)")
 
 
 def read_offers_files(paths: Sequence) -> list[pa.Table | ChecksumError]:
