@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from gpuprices.flows import loading
@@ -364,8 +365,8 @@ def test_the_client_follows_the_variables_and_the_shared_files(tmp_path, monkeyp
 def test_a_replay_lists_the_archive_and_the_lake_once_and_checks_each_object_once(
         s3, tmp_path, monkeypatch):
     # A replay into an empty lake on the store: the archive listed once (the provider's days
-    # and the ECB files the gates convert EUR prices with), the lake listed once, and every
-    # "is it there" one request: no LIST of a folder behind a missing object (on S3 each
+    # and the ECB files the gates convert EUR prices with), the lake's offers and quarantine
+    # areas listed once each, and no LIST of a folder behind a missing object (on S3 each
     # request costs 20-50 ms).
     _copy_archive(REPO_SNAPSHOTS, f"{s3}/archive", providers={"scaleway", "ecb"})
     settings = Settings(data_dir=tmp_path / "data", archive_root=objstore.location(
@@ -380,15 +381,26 @@ def test_a_replay_lists_the_archive_and_the_lake_once_and_checks_each_object_onc
             return real[name](store, *args, **kwargs)
         return call
 
-    for name in real:
-        monkeypatch.setattr(objstore.obstore, name, counted(name))
-    results = pipeline.replay(settings, "scaleway", "all")
+    with monkeypatch.context() as m:
+        for name in real:
+            m.setattr(objstore.obstore, name, counted(name))
+        results = pipeline.replay(settings, "scaleway", "all")
     assert [r.status for r in results] != ["failed"] and results[0].rows
     prefix = f"{s3}/".removeprefix(f"s3://{objstore.location(s3).bucket}/")
-    assert sorted(p for n, p in calls if n == "list") == [f"{prefix}archive/",
-                                                          f"{prefix}lake/offers/"]
+    assert sorted(p for n, p in calls if n == "list") == [
+        f"{prefix}archive/", f"{prefix}lake/offers/", f"{prefix}lake/quarantine/"]
     checked = [key for n, key in calls if n in ("head", "get")]
     assert len(checked) == len(set(checked))  # no object asked for twice
+    # The quarantine area's listing tells there is no releases file and no quarantine to clear.
+    assert not [key for key in checked if "/quarantine/" in key]
+    # A quarantine the listing shows is cleared by a replay that quarantines nothing.
+    day = results[0].snapshot_date
+    held = lake.read_partition(settings.lake_root, day, "scaleway")
+    lake.write_quarantine(settings.lake_root, day, "scaleway",
+                          held.append_column("reason", pa.array(["test"] * held.num_rows)))
+    assert lake.read_quarantine(settings.lake_root, day, "scaleway").num_rows
+    assert [r.quarantined for r in pipeline.replay(settings, "scaleway", "all")] == [0]
+    assert lake.read_quarantine(settings.lake_root, day, "scaleway").num_rows == 0
 
 
 def test_a_load_from_the_store_reads_each_day_in_one_request_with_its_state(runpod_lake,
