@@ -6,17 +6,20 @@ races, wrong credentials) lose nothing and are said."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from gpuprices.flows import loading
 from gpuprices.flows.config import Settings
 from gpuprices.flows.ops import run_journal
+from gpuprices.flows.pipeline import load_steps, usd_rates
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import ArchiveSession, append_captures, list_archives, read_captures
-from gpuprices.warehouse import db, lake, objstore, publish
+from gpuprices.warehouse import db, lake, lake_sync, objstore, publish
 from gpuprices.warehouse.contract import PROVIDERS
 from tests import test_gates
 from tests.bundled_warehouse import GROUP, bundled_settings
@@ -333,3 +336,96 @@ def test_an_aws_409_conflict_is_a_lost_race_and_an_append_retries_it(s3, monkeyp
     day.append(b"records", what="archive day file")
     assert len(calls) == 2  # the 409, then the retry that landed
     assert day.get()[0] == b"records"
+
+
+def test_the_client_follows_the_variables_and_the_shared_files(tmp_path, monkeypatch):
+    # Only the AWS variables are read on each request; a change of one, or a shared file
+    # written again, still gives the next request a client with the new settings.
+    for var in objstore._AWS_VARS:
+        monkeypatch.delenv(var, raising=False)
+    creds = tmp_path / "credentials"
+    creds.write_text("[default]\naws_access_key_id = ONE\naws_secret_access_key = S1\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "absent"))
+    assert objstore.aws_config() == {"access_key_id": "ONE", "secret_access_key": "S1",
+                                     "region": "us-east-1"}
+    first = objstore.client("bucket")
+    assert objstore.client("bucket") is first  # unchanged settings: the same client
+    stamp = creds.stat().st_mtime_ns
+    creds.write_text("[default]\naws_access_key_id = TWO\naws_secret_access_key = S2\n")
+    os.utime(creds, ns=(stamp + 10**9, stamp + 10**9))
+    assert objstore.aws_config()["access_key_id"] == "TWO"
+    second = objstore.client("bucket")
+    assert second is not first
+    monkeypatch.setenv("AWS_REGION", "eu-west-3")
+    assert objstore.aws_config()["region"] == "eu-west-3"
+    assert objstore.client("bucket") is not second
+
+
+def test_a_replay_lists_the_archive_and_the_lake_once_and_checks_each_object_once(
+        s3, tmp_path, monkeypatch):
+    # A replay into an empty lake on the store: the archive listed once (the provider's days
+    # and the ECB files the gates convert EUR prices with), the lake's offers and quarantine
+    # areas listed once each, and no LIST of a folder behind a missing object (on S3 each
+    # request costs 20-50 ms).
+    _copy_archive(REPO_SNAPSHOTS, f"{s3}/archive", providers={"scaleway", "ecb"})
+    settings = Settings(data_dir=tmp_path / "data", archive_root=objstore.location(
+        f"{s3}/archive"), lake=objstore.location(f"{s3}/lake")).ensure()
+    usd_rates._series(settings.archive_root)  # the ECB rates parsed once per process already
+    real = {name: getattr(objstore.obstore, name) for name in ("list", "head", "get")}
+    calls = []
+
+    def counted(name):
+        def call(store, *args, **kwargs):
+            calls.append((name, kwargs.get("prefix") if name == "list" else args[0]))
+            return real[name](store, *args, **kwargs)
+        return call
+
+    with monkeypatch.context() as m:
+        for name in real:
+            m.setattr(objstore.obstore, name, counted(name))
+        results = pipeline.replay(settings, "scaleway", "all")
+    assert [r.status for r in results] != ["failed"] and results[0].rows
+    prefix = f"{s3}/".removeprefix(f"s3://{objstore.location(s3).bucket}/")
+    assert sorted(p for n, p in calls if n == "list") == [
+        f"{prefix}archive/", f"{prefix}lake/offers/", f"{prefix}lake/quarantine/"]
+    checked = [key for n, key in calls if n in ("head", "get")]
+    assert len(checked) == len(set(checked))  # no object asked for twice
+    # The quarantine area's listing tells there is no releases file and no quarantine to clear.
+    assert not [key for key in checked if "/quarantine/" in key]
+    # A quarantine the listing shows is cleared by a replay that quarantines nothing.
+    day = results[0].snapshot_date
+    held = lake.read_partition(settings.lake_root, day, "scaleway")
+    lake.write_quarantine(settings.lake_root, day, "scaleway",
+                          held.append_column("reason", pa.array(["test"] * held.num_rows)))
+    assert lake.read_quarantine(settings.lake_root, day, "scaleway").num_rows
+    assert [r.quarantined for r in pipeline.replay(settings, "scaleway", "all")] == [0]
+    assert lake.read_quarantine(settings.lake_root, day, "scaleway").num_rows == 0
+
+
+def test_a_load_from_the_store_reads_each_day_in_one_request_with_its_state(runpod_lake,
+                                                                            monkeypatch):
+    # Each provider-day's rows and the state recorded for it come from the one GET that reads
+    # it (no HEAD to find it, stamp it, find it again); the state is the object's as listed,
+    # so nothing is pending afterwards, and a day rewritten since is.
+    keys = [(d, p) for d, p, _ in lake.list_partitions(runpod_lake.lake_root)]
+    assert len(keys) > 1
+    con = db.connect(str(runpod_lake.data_dir / "fresh.duckdb"))
+    db.init_schema(con)
+    asked = []
+
+    def counted(name, real):
+        return lambda *args, **kwargs: asked.append(name) or real(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        for name in ("head", "get", "list"):
+            m.setattr(objstore.obstore, name, counted(name, getattr(objstore.obstore, name)))
+        loaded, failed = load_steps.load_days(runpod_lake, con, keys)
+    assert not failed and set(loaded) == set(keys)
+    assert asked == ["get"] * len(keys)
+    assert lake_sync.pending(con, runpod_lake.lake_root) == []
+    day, provider = keys[0]
+    table = lake.read_partition(runpod_lake.lake_root, day, provider)
+    lake.write_partition(runpod_lake.lake_root, day, provider, table.slice(0, 1))
+    assert [(d, p) for d, p, *_ in lake_sync.pending(con, runpod_lake.lake_root)] == [keys[0]]
+    con.close()

@@ -317,16 +317,22 @@ def read_offers_file(path: Path | str) -> pa.Table:
     bytes differ from the checksum recorded when it was written."""
     if isinstance(path, CompactedDay):
         return conform_table(_read_compacted(path))
-    if objstore.is_remote(path):  # one GET: the bytes and the checksum they were written with
-        path = objstore.location(path)
-        data, meta, _ = path.get()
-        if problem := _object_problem(path, data, meta):
-            raise ChecksumError(problem)
-        return conform_table(pq.read_table(pa.BufferReader(data)))
+    if objstore.is_remote(path):
+        return read_object(objstore.location(path))[0]
     problem = checksum_problem(path)
     if problem:
         raise ChecksumError(problem)
     return conform_table(pq.read_table(path))
+
+
+def read_object(path: objstore.StorePath) -> tuple[pa.Table, objstore.ObjectInfo]:
+    """A lake object conformed to the contract, with the state of the very bytes read, from one
+    GET (the bytes and the checksum they were written with). Raises FileNotFoundError when
+    absent, ChecksumError when the bytes differ from their checksum."""
+    data, meta, info = path.get()
+    if problem := _object_problem(path, data, meta):
+        raise ChecksumError(problem)
+    return conform_table(pq.read_table(pa.BufferReader(data))), info
 
 
 def partition_objects(lake_root: objstore.StorePath | str
@@ -336,35 +342,43 @@ def partition_objects(lake_root: objstore.StorePath | str
     ETag), from one listing, sorted by date then provider. A day held in a compacted file
     comes as a CompactedDay with no object state (its stamp is in the manifest)."""
     base = objstore.location(lake_root) / OFFERS_AREA
-    found = _list_objects(base)
-    days = [(d, p, path, None) for d, p, path in _compacted_days(base, {(d, p) for d, p, *_
-                                                                      in found})]
+    found, manifests = _list_objects(base, with_manifests=True)
+    days = [(d, p, path, None) for d, p, path in _compacted_days(
+        base, {(d, p) for d, p, *_ in found}, manifests)]
     return sorted(found + days, key=lambda item: (item[0], item[1]))
 
 
-def _list_objects(base: objstore.StorePath
-                  ) -> list[tuple[dt.date, str, objstore.StorePath, objstore.ObjectInfo]]:
-    """The partitions under an area of a lake on object storage, from one listing."""
-    found = []
+def _list_objects(base: objstore.StorePath, with_manifests: bool = False):
+    """The partitions under an area of a lake on object storage, from one listing; with
+    `with_manifests`, also the compacted months' manifests the same listing holds (the offers
+    area was listed twice, once for each)."""
+    found, manifests = [], []
     for path, info in base.walk():
         parts = path.key[len(base.key):].strip("/").split("/")
-        if len(parts) != 3 or parts[2] != PART_FILE:
+        if len(parts) != 3:
             continue
-        m_date, m_prov = _DATE_DIR.match(parts[0]), _PROVIDER_DIR.match(parts[1])
-        if m_date and m_prov:
-            found.append((dt.date.fromisoformat(m_date.group(1)), m_prov.group(1), path, info))
-    return sorted(found, key=lambda item: (item[0], item[1]))
+        if parts[2] == PART_FILE:
+            m_date, m_prov = _DATE_DIR.match(parts[0]), _PROVIDER_DIR.match(parts[1])
+            if m_date and m_prov:
+                found.append((dt.date.fromisoformat(m_date.group(1)), m_prov.group(1), path,
+                              info))
+        elif parts[2] == MANIFEST and _MONTH_DIR.match(parts[0]):
+            manifests.append(path)
+    found.sort(key=lambda item: (item[0], item[1]))
+    return (found, manifests) if with_manifests else found
 
 
 def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
+    manifests = None
     if objstore.is_remote(lake_root):
-        found = [(d, p, path) for d, p, path, _ in
-                 _list_objects(objstore.location(lake_root) / area)]
+        objects, manifests = _list_objects(objstore.location(lake_root) / area,
+                                           with_manifests=True)
+        found = [(d, p, path) for d, p, path, _ in objects]
     else:
         found = _list_local(Path(lake_root) / area)
     if area == OFFERS_AREA:
         found += _compacted_days(objstore.location(lake_root) / area,
-                                 {(d, p) for d, p, _ in found})
+                                 {(d, p) for d, p, _ in found}, manifests)
     return sorted(found, key=lambda item: (item[0], item[1]))
 
 
@@ -398,14 +412,22 @@ def find_partition(lake_root: Path | str, snapshot_date: dt.date | str, provider
                    ) -> Path | CompactedDay:
     """Where the offers of (snapshot_date, provider) are read from: the day's own file, else
     its row group in the month's compacted file. Raises FileNotFoundError when neither."""
-    day = _as_date(snapshot_date)
-    path = partition_path(lake_root, day, provider)
-    if path.exists():
+    path = partition_path(lake_root, snapshot_date, provider)
+    if objstore.file_exists(path):
         return path
+    return compacted_day(lake_root, snapshot_date, provider)
+
+
+def compacted_day(lake_root: Path | str, snapshot_date: dt.date | str, provider: str
+                  ) -> CompactedDay:
+    """The row group of (snapshot_date, provider) in its compacted month, for a day the caller
+    found no file of. Raises FileNotFoundError when the month does not hold it either."""
+    day = _as_date(snapshot_date)
     found = read_manifest(lake_root, provider, day.strftime("%Y-%m"))
     if found is not None and day.isoformat() in found[0]["days"]:
         return _day_of(found[1], found[0], day, provider)
-    raise FileNotFoundError(f"{path}: no such lake partition (nor a compacted month holding it)")
+    raise FileNotFoundError(f"{partition_path(lake_root, day, provider)}: no such lake "
+                            f"partition (nor a compacted month holding it)")
 
 
 def read_offers_files(paths: Sequence) -> list[pa.Table | ChecksumError]:
@@ -488,19 +510,16 @@ def _day_of(file, manifest: dict, day: dt.date, provider: str) -> CompactedDay:
                         tuple(entry["stamp"]))
 
 
-def _compacted_days(base, shadowed: set) -> list[tuple[dt.date, str, CompactedDay]]:
+def _compacted_days(base, shadowed: set, manifests: list | None = None
+                    ) -> list[tuple[dt.date, str, CompactedDay]]:
     """The days of every compacted month under `base` (the offers area) that have no file of
-    their own (`shadowed`)."""
+    their own (`shadowed`); `manifests`: the manifests of a listing the caller already has."""
     out = []
-    manifests = []
-    if objstore.is_remote(base):
-        for path, _ in base.walk():
-            parts = path.key[len(base.key):].strip("/").split("/")
-            if len(parts) == 3 and parts[2] == MANIFEST and _MONTH_DIR.match(parts[0]):
-                manifests.append(path)
-    elif base.is_dir():
+    if manifests is None and objstore.is_remote(base):
+        manifests = _list_objects(base, with_manifests=True)[1]
+    elif manifests is None:
         manifests = [m for month_dir in base.iterdir() if _MONTH_DIR.match(month_dir.name)
-                     for m in month_dir.glob(f"provider=*/{MANIFEST}")]
+                     for m in month_dir.glob(f"provider=*/{MANIFEST}")] if base.is_dir() else []
     for path in manifests:
         m_prov = _PROVIDER_DIR.match(path.parent.name)
         if not m_prov:

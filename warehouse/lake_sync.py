@@ -41,6 +41,35 @@ def _object_stamp(info: objstore.ObjectInfo) -> Stamp:
     return info.size, info.version_number
 
 
+def read_stamped(lake_root: Path | str, day: dt.date, provider: str) -> tuple[pa.Table, Stamp]:
+    """A partition's rows (lake.read_partition) with its file state. On local disk the state
+    is taken first: a rewrite while reading shows at the next run. On object storage it comes
+    with the bytes, from the one GET that reads them (the state of exactly what was read):
+    finding the object, its state and reading it were three HEADs and a GET."""
+    if not objstore.is_remote(lake_root):
+        stamp = stamp_of(lake.find_partition(lake_root, day, provider))
+        return lake.read_partition(lake_root, day, provider), stamp
+    try:
+        table, info = lake.read_object(lake.partition_path(lake_root, day, provider))
+    except FileNotFoundError:  # no object of its own: its row group in a compacted month
+        path = lake.compacted_day(lake_root, day, provider)
+        return lake.read_offers_file(path), stamp_of(path)
+    return table, _object_stamp(info)
+
+
+def _stamp_now(lake_root: Path | str, day: dt.date, provider: str) -> Stamp | None:
+    """A partition's current file state, None when there is none; on object storage one HEAD
+    for a day with its own object."""
+    try:
+        if objstore.is_remote(lake_root):
+            info = lake.partition_path(lake_root, day, provider).head()
+            return (_object_stamp(info) if info is not None
+                    else stamp_of(lake.compacted_day(lake_root, day, provider)))
+        return stamp_of(lake.find_partition(lake_root, day, provider))
+    except FileNotFoundError:
+        return None
+
+
 def _stamps_now(lake_root: Path | str) -> dict:
     """Every partition's current state; on object storage from one listing, not one request
     per partition."""
@@ -106,11 +135,9 @@ def record_loaded(con: duckdb.DuckDBPyConnection, lake_root: Path | str,
     load`). Run right after that load under the run lock: nothing rewrote them meanwhile."""
     with transaction(con):
         for day, provider in loaded:
-            try:
-                path = lake.find_partition(lake_root, day, provider)
-            except FileNotFoundError:
-                continue
-            _record(con, day, provider, stamp_of(path))
+            stamp = _stamp_now(lake_root, day, provider)
+            if stamp is not None:
+                _record(con, day, provider, stamp)
 
 
 def pending(con: duckdb.DuckDBPyConnection, lake_root: Path | str

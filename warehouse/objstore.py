@@ -59,6 +59,12 @@ def is_remote(location: object) -> bool:
         isinstance(location, str) and location.startswith(SCHEME))
 
 
+def file_exists(path: Path | StorePath) -> bool:
+    """Whether a file (an object) is there: on object storage one HEAD, where exists() also
+    LISTs, for a folder of that name, when the object is missing (two requests a miss)."""
+    return path.is_file() if isinstance(path, StorePath) else path.exists()
+
+
 def location(value: str | Path | StorePath) -> Path | StorePath:
     """`s3://bucket/prefix` as a StorePath; anything else as the Path it always was."""
     if isinstance(value, StorePath | Path):
@@ -71,13 +77,20 @@ def location(value: str | Path | StorePath) -> Path | StorePath:
     return StorePath(bucket, key.strip("/"))
 
 
-def _shared_file(env: dict, var: str, default: str, section: str) -> dict[str, str]:
-    path = Path(env.get(var) or Path.home() / ".aws" / default).expanduser()
+# The variables aws_config reads: only these are copied from the environment (every request
+# asks for the client, so for its settings; copying the whole environment cost ~0.25 ms each).
+_AWS_VARS = ("AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_ACCESS_KEY_ID",
+             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION",
+             "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+
+
+def _shared_file_state(env: dict, var: str, default: str) -> tuple[str, int | None]:
+    """An AWS shared file's path and modification time (None: no readable file)."""
+    path = os.path.expanduser(env.get(var) or os.path.join("~", ".aws", default))
     try:
-        stamp = path.stat().st_mtime_ns
+        return path, os.stat(path).st_mtime_ns
     except OSError:
-        return {}
-    return _ini_sections(str(path), stamp, default).get(section, {})
+        return path, None
 
 
 @functools.lru_cache(maxsize=8)
@@ -92,13 +105,32 @@ def _ini_sections(path: str, _mtime_ns: int, default: str) -> dict[str, dict[str
     return {name: dict(parser[name]) for name in parser.sections()}
 
 
-def aws_config(env: dict | None = None) -> dict[str, str]:
-    """obstore S3 settings from the AWS variables, else the shared credentials/config files."""
-    env = dict(os.environ if env is None else env)
+def _section(state: tuple[str, int | None], default: str, section: str) -> dict[str, str]:
+    path, stamp = state
+    if stamp is None:
+        return {}
+    return _ini_sections(path, stamp, default).get(section, {})
+
+
+def _settings(env: dict | None = None) -> tuple[tuple[str, str], ...]:
+    """aws_config's settings as a sorted tuple, worked out again only when one of the AWS
+    variables or one of the shared files (by modification time) changed."""
+    source = os.environ if env is None else env
+    aws = tuple((k, v) for k in _AWS_VARS if (v := source.get(k)))
+    found = dict(aws)
+    creds = _shared_file_state(found, "AWS_SHARED_CREDENTIALS_FILE", "credentials")
+    conf = _shared_file_state(found, "AWS_CONFIG_FILE", "config")
+    return _settings_of(aws, creds, conf)
+
+
+@functools.lru_cache(maxsize=16)
+def _settings_of(aws: tuple[tuple[str, str], ...], creds_state: tuple[str, int | None],
+                 conf_state: tuple[str, int | None]) -> tuple[tuple[str, str], ...]:
+    env = dict(aws)
     profile = env.get("AWS_PROFILE") or "default"
-    creds = _shared_file(env, "AWS_SHARED_CREDENTIALS_FILE", "credentials", profile)
-    conf = _shared_file(env, "AWS_CONFIG_FILE", "config",
-                        profile if profile == "default" else f"profile {profile}")
+    creds = _section(creds_state, "credentials", profile)
+    conf = _section(conf_state, "config",
+                    profile if profile == "default" else f"profile {profile}")
     out = {
         "access_key_id": creds.get("aws_access_key_id"),
         "secret_access_key": creds.get("aws_secret_access_key"),
@@ -115,7 +147,12 @@ def aws_config(env: dict | None = None) -> dict[str, str]:
                        or out["endpoint"])
     # us-east-1: the region S3-compatible stores expect when none is configured.
     out["region"] = out["region"] or "us-east-1"
-    return {k: v for k, v in out.items() if v}
+    return tuple(sorted((k, v) for k, v in out.items() if v))
+
+
+def aws_config(env: dict | None = None) -> dict[str, str]:
+    """obstore S3 settings from the AWS variables, else the shared credentials/config files."""
+    return dict(_settings(env))
 
 
 @functools.lru_cache(maxsize=16)
@@ -135,7 +172,7 @@ def _client(bucket: str, settings: tuple[tuple[str, str], ...]) -> S3Store:
 
 def client(bucket: str) -> S3Store:
     """The client of a bucket for the current environment (rebuilt when the variables change)."""
-    return _client(bucket, tuple(sorted(aws_config().items())))
+    return _client(bucket, _settings())
 
 
 # What S3-compatible stores answer to a key pair they do not accept (some as a generic 403).

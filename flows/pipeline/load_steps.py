@@ -15,7 +15,7 @@ import duckdb
 from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.flows.redaction import redact
-from gpuprices.warehouse import db, lake, lake_sync, lock_wait
+from gpuprices.warehouse import db, lake_sync, lock_wait
 
 WAREHOUSE_WAIT_ENV = "GPUPRICES_WAREHOUSE_WAIT_S"
 # Five minutes: a reader's query over a year of offers takes seconds; one still holding the
@@ -51,8 +51,7 @@ def load_day(settings: Settings, con: duckdb.DuckDBPyConnection, day: dt.date,
              provider: str) -> int:
     """Replace (day, provider) in the warehouse with its lake partition, recording the file
     state it was read in (one transaction). Returns the rows loaded."""
-    stamp = lake_sync.stamp_of(lake.find_partition(settings.lake_root, day, provider))
-    table = lake.read_partition(settings.lake_root, day, provider)
+    table, stamp = lake_sync.read_stamped(settings.lake_root, day, provider)
     return lake_sync.load_stamped(con, day, provider, table, stamp)
 
 
@@ -66,11 +65,9 @@ def load_days(settings: Settings, con: duckdb.DuckDBPyConnection,
     if len(keys) > 1:
         try:
             parts = []
-            for day, provider in keys:  # stamp first: a rewrite while reading shows next run
-                stamp = lake_sync.stamp_of(lake.find_partition(settings.lake_root, day,
-                                                               provider))
-                parts.append((day, provider, lake.read_partition(settings.lake_root, day,
-                                                                 provider), stamp))
+            for day, provider in keys:  # a rewrite while reading shows next run
+                table, stamp = lake_sync.read_stamped(settings.lake_root, day, provider)
+                parts.append((day, provider, table, stamp))
             return lake_sync.append_stamped(con, parts), {}
         except Exception:  # noqa: S110 (each day is retried alone below, with its own error)
             pass

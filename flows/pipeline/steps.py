@@ -25,7 +25,7 @@ from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.flows.redaction import redact
 from gpuprices.spiders import fx
 from gpuprices.spiders.archive import FUTURE_SKEW, list_archives
-from gpuprices.warehouse import identity, lake, price_bands
+from gpuprices.warehouse import identity, lake, objstore, price_bands
 from gpuprices.warehouse.contract import PROVIDERS, Offer, offers_to_table
 
 
@@ -60,14 +60,20 @@ def releases_path(settings: Settings) -> Path:
     return settings.lake_root / lake.QUARANTINE_AREA / RELEASES_FILE
 
 
-def _released(settings: Settings, provider: str, day: dt.date) -> set[tuple]:
+def _released(settings: Settings, provider: str, day: dt.date,
+              quarantine: set | None = None) -> set[tuple]:
     """(identity, price) pairs a reviewer released for this provider-day. Identities are
-    recorded by name (identity.to_record); the first releases recorded them by position."""
+    recorded by name (identity.to_record); the first releases recorded them by position.
+    `quarantine`: the quarantine area's objects when the caller listed them (reparse)."""
     path = releases_path(settings)
-    if not path.exists():
+    if quarantine is not None and path not in quarantine:
+        return set()  # no releases file: nothing to ask the store for
+    try:  # read, not checked first: on object storage one GET (a check was one or two more)
+        text = path.read_text()
+    except FileNotFoundError:
         return set()
     out = set()
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
@@ -84,16 +90,22 @@ _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hou
 
 
 def reference(settings: Settings, provider: str, day: dt.date,
-              partitions: list[tuple[dt.date, str, Path]] | None = None) -> gates.Reference:
+              partitions: list[tuple[dt.date, str, Path]] | None = None,
+              archived: list[tuple[dt.date, str, Path]] | None = None,
+              quarantine: set | None = None) -> gates.Reference:
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
     snapshot whatever its age (the move gate holds a x10 nine days or nine months later), and
     the archived ECB rates that turn a price in another currency into USD for the gates.
-    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here."""
-    ref = gates.Reference(released=_released(settings, provider, day),
+    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here;
+    `archived`: the archive's listing (list_archives) when the caller has one (reparse), which
+    tells whether the ECB files changed, else listed when the rates are first needed;
+    `quarantine`: the quarantine area's objects (_quarantine_objects) when the caller keeps
+    them (reparse)."""
+    ref = gates.Reference(released=_released(settings, provider, day, quarantine),
                           known=price_bands.known_ranges(),
-                          per_usd=usd_rates.UsdRates(settings.archive_root))
+                          per_usd=usd_rates.UsdRates(settings.archive_root, archived))
     latest: dict[str, tuple[dt.date, Path]] = {}
     if partitions is None:
         partitions = lake.list_partitions(settings.lake_root)
@@ -184,7 +196,9 @@ def _gate_snapshots(offers: list[Offer], ref: gates.Reference) -> gates.GateResu
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
-              partitions: list[tuple[dt.date, str, Path]] | None = None) -> DayResult:
+              partitions: list[tuple[dt.date, str, Path]] | None = None,
+              archived: list[tuple[dt.date, str, Path]] | None = None,
+              quarantine: set | None = None) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
     rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
     the gates like any released row); they make the day degraded, never loaded on their own."""
@@ -193,7 +207,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     try:
-        ref = reference(settings, provider, day, partitions)
+        ref = reference(settings, provider, day, partitions, archived, quarantine)
     except OSError as exc:  # a lake on object storage that cannot be reached or read
         res.status = "failed"
         res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
@@ -211,8 +225,12 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
     try:
         # Quarantine first: if the offers write then fails, the held-back rows are still kept.
         qpath = lake.partition_path(settings.lake_root, day, provider, lake.QUARANTINE_AREA)
-        if bad or qpath.exists():  # a rerun that quarantines nothing clears the old quarantine
+        # A rerun that quarantines nothing clears the old quarantine.
+        if bad or (qpath in quarantine if quarantine is not None
+                   else objstore.file_exists(qpath)):
             lake.write_quarantine(settings.lake_root, day, provider, quarantine_table(bad))
+            if quarantine is not None:
+                quarantine.add(qpath)
         if good:
             path = lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
             if partitions is not None:
@@ -240,25 +258,45 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
 
 
 def archives(settings: Settings, providers: Iterable[str] | None = None,
-             dates: Iterable[dt.date] | None = None) -> list[tuple[dt.date, str, Path]]:
+             dates: Iterable[dt.date] | None = None,
+             listed: list[tuple[dt.date, str, Path]] | None = None
+             ) -> list[tuple[dt.date, str, Path]]:
+    """The archive files of `providers` (default: all) on `dates` (default: all), from
+    `listed` when the caller already listed the archive."""
     want_p = set(providers) if providers else set(PROVIDERS)
     want_d = set(dates) if dates else None
+    if listed is None:
+        listed = list_archives(settings.archive_root)
     return [
-        (d, p, path) for d, p, path in list_archives(settings.archive_root)
+        (d, p, path) for d, p, path in listed
         if p in want_p and (want_d is None or d in want_d)
     ]
 
 
 def _store_file(settings: Settings, provider: str, day: dt.date, path: Path,
-                partitions: list[tuple[dt.date, str, Path]] | None) -> DayResult:
+                partitions: list[tuple[dt.date, str, Path]] | None,
+                archived: list[tuple[dt.date, str, Path]] | None = None,
+                quarantine: set | None = None) -> DayResult:
     """One archive file parsed, gated and stored; whatever goes wrong with it (a file that
     cannot be read, a parser or store bug) fails this provider-day alone, named with its file,
     as `nightly` isolates a provider: the other files and providers of the run go on."""
     try:
-        return store_day(settings, provider, day, parse_archive(path, provider), partitions)
+        return store_day(settings, provider, day, parse_archive(path, provider), partitions,
+                         archived, quarantine)
     except Exception as exc:
         return DayResult(provider=provider, snapshot_date=day, status="failed",
                          errors=[redact(f"{provider}: {path}: {type(exc).__name__}: {exc}")])
+
+
+def _quarantine_objects(settings: Settings) -> set | None:
+    """The objects of the lake's quarantine area on object storage (its partitions and the
+    releases file), from one listing: what a reparse checks them against, kept up to date with
+    its own writes, instead of asking the store each day. None on local disk, where a check is
+    a system call."""
+    if not objstore.is_remote(settings.lake_root):
+        return None
+    area = objstore.location(settings.lake_root) / lake.QUARANTINE_AREA
+    return {path for path, _ in area.walk()}
 
 
 def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None,
@@ -271,9 +309,15 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
     # writes: one listing per day made a replay of 500 days on object storage list the growing
     # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
     # it could be by a listing taken a moment earlier: concurrent providers never had an order.
+    # On object storage the quarantine area is listed with it, the same way: whether a day has
+    # a quarantine to clear and whether a releases file exists, without asking each day.
     partitions: list[tuple[dt.date, str, Path]] | None = None
+    quarantine: set | None = None
     try:
-        days = archives(settings, [provider], dates)
+        # The archive too is listed once: its days of this provider, and the ECB files the
+        # gates' currency rates are read from (a reparse writes nothing to the archive).
+        archived = list_archives(settings.archive_root)
+        days = archives(settings, [provider], dates, archived)
     except Exception as exc:  # a store that cannot be listed (StoreError, wrong credentials)
         res = DayResult(provider=provider, snapshot_date=None, status="failed",
                         errors=[redact(f"{provider}: could not list the archive at "
@@ -285,14 +329,16 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
         if partitions is None:
             try:
                 partitions = lake.list_partitions(settings.lake_root)
-            except OSError:
-                partitions = None  # store_day lists again and reports the failure per day
+                quarantine = _quarantine_objects(settings)
+            except OSError:  # store_day lists again and reports the failure per day
+                partitions = quarantine = None
         if day > latest_day:  # judged on no day: it must not become the run's "today"
             results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(_store_file(settings, provider, day, path, partitions))
+            results.append(_store_file(settings, provider, day, path, partitions, archived,
+                                       quarantine))
         if on_day is not None:
             on_day(results[-1])
     return results

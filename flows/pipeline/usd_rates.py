@@ -21,16 +21,21 @@ from gpuprices.warehouse import objstore
 _LOADED: dict[tuple, dict[str, tuple[list[dt.date], list[float]]]] = {}
 
 
-def _fingerprint(root) -> tuple:
+def _fingerprint(root, archived: list | None = None) -> tuple:
+    """Which ECB files the archive holds (on local disk with their size and time); on object
+    storage from `archived`, the archive's listing when the caller has one (a replay lists
+    it once), else from a listing of its own."""
     root = objstore.location(root)
     if isinstance(root, objstore.StorePath):
-        return tuple(str(p) for _, prov, p in list_archives(root) if prov == fx.PROVIDER)
+        if archived is None:
+            archived = list_archives(root)
+        return tuple(str(p) for _, prov, p in archived if prov == fx.PROVIDER)
     files = sorted(Path(root).glob(f"*/{fx.PROVIDER}.warc.gz"))
     return tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
 
 
-def _series(root) -> dict[str, tuple[list[dt.date], list[float]]]:
-    key = (str(root), _fingerprint(root))
+def _series(root, archived: list | None = None) -> dict[str, tuple[list[dt.date], list[float]]]:
+    key = (str(root), _fingerprint(root, archived))
     if key not in _LOADED:
         rates, _errors = fx.archived_rates(root)  # a capture that does not parse costs its rates
         by_cur: dict[str, list[tuple[dt.date, float]]] = {}
@@ -44,10 +49,12 @@ def _series(root) -> dict[str, tuple[list[dt.date], list[float]]]:
 
 class UsdRates:
     """`rates(currency, day)`: units of `currency` per USD on `day`, or None. Loaded from the
-    archive on the first call that needs the ECB (USD itself never does)."""
+    archive on the first call that needs the ECB (USD itself never does). `archived`: the
+    archive's listing (list_archives) when the caller has one."""
 
-    def __init__(self, archive_root) -> None:
+    def __init__(self, archive_root, archived: list | None = None) -> None:
         self.archive_root = archive_root
+        self.archived = archived
         self._series: dict[str, tuple[list[dt.date], list[float]]] | None = None
 
     def _per_eur(self, currency: str, day: dt.date) -> float | None:
@@ -55,7 +62,7 @@ class UsdRates:
             return 1.0
         if self._series is None:
             try:
-                self._series = _series(self.archive_root)
+                self._series = _series(self.archive_root, self.archived)
             except Exception:  # an archive that cannot be read: no rate, the rows are held
                 self._series = {}
         days, rates = self._series.get(currency, ([], []))
