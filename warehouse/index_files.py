@@ -27,8 +27,9 @@ def write(con: duckdb.DuckDBPyConnection, data_dir: Path) -> list[Path]:
     folder = data_dir / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     # Read once as Arrow and written by pyarrow: no file path is ever formatted into SQL.
-    table = con.execute(f"SELECT {_COLUMNS} FROM price_index_daily "  # noqa: S608 (our names)
-                        "ORDER BY day, gpu_model, pricing_model, segment").to_arrow_table()
+    # con.sql: an execute() result turned into Arrow is copied once more (DuckDB warns).
+    table = con.sql(f"SELECT {_COLUMNS} FROM price_index_daily "  # noqa: S608 (our names)
+                    "ORDER BY day, gpu_model, pricing_model, segment").to_arrow_table()
     out = []
     for suffix in (".csv", ".parquet"):
         final = folder / f"{STEM}{suffix}"

@@ -67,7 +67,7 @@ def has_index(con: duckdb.DuckDBPyConnection) -> bool:
     # built on a scratch database that attaches another).
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = "
                             "'price_index_daily' AND database_name = current_database()"
-                            ).fetchone()[0])
+                            ).fetchall()[0][0])
 
 
 def candidates(con: duckdb.DuckDBPyConnection) -> list[Candidate]:
