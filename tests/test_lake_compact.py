@@ -26,17 +26,24 @@ STEPS = ("written", "verified", "switched", "deleted")
 ANSWERS = STORED
 
 
+def replayed_lake(base, providers, keep) -> Settings:
+    """The real bundled captures of `providers` on the days `keep(provider, day)` takes, parsed,
+    checked and written into a lake under `base`."""
+    s = Settings(base / "data", ROOT / "snapshots").ensure()
+    for p in providers:
+        days = [d for d, _, _ in pipeline.archives(s, [p]) if keep(p, d)]
+        results = pipeline.reparse(s, p, days)
+        assert results and all(r.status != "failed" for r in results), results
+    return s
+
+
 @pytest.fixture(scope="module")
 def built_lake(tmp_path_factory):
     """The real bundled captures of AWS (a daily series: May and June 2026, 60 days), Nebius
     and Runpod (a few days spread over years) replayed into a lake."""
-    s = Settings(tmp_path_factory.mktemp("compact") / "data", ROOT / "snapshots").ensure()
-    for p in ("aws", "nebius", "runpod"):
-        days = [d for d, _, _ in pipeline.archives(s, [p])
-                if p != "aws" or dt.date(2026, 5, 1) <= d <= dt.date(2026, 6, 30)]
-        results = pipeline.reparse(s, p, days)
-        assert results and all(r.status != "failed" for r in results), results
-    return s.lake_root
+    return replayed_lake(tmp_path_factory.mktemp("compact"), ("aws", "nebius", "runpod"),
+                         lambda p, d: p != "aws" or
+                         dt.date(2026, 5, 1) <= d <= dt.date(2026, 6, 30)).lake_root
 
 
 @pytest.fixture

@@ -9,10 +9,8 @@ import shutil
 
 import pytest
 
-from gpuprices.flows.config import Settings
-from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.warehouse import db, lake, lake_compact
-from tests.conftest import ROOT
+from tests.test_lake_compact import replayed_lake
 
 TODAY = dt.date(2026, 12, 4)  # May 2026 is closed
 
@@ -21,13 +19,9 @@ TODAY = dt.date(2026, 12, 4)  # May 2026 is closed
 def compacted(tmp_path_factory):
     """Real AWS days (1-10 May and 1-5 June 2026) and every Nebius capture replayed, then
     compacted."""
-    s = Settings(tmp_path_factory.mktemp("readmonth") / "data", ROOT / "snapshots").ensure()
-    for p in ("aws", "nebius"):
-        days = [d for d, _, _ in pipeline.archives(s, [p])
-                if p != "aws" or dt.date(2026, 5, 1) <= d <= dt.date(2026, 5, 10)
-                or dt.date(2026, 6, 1) <= d <= dt.date(2026, 6, 5)]
-        results = pipeline.reparse(s, p, days)
-        assert results and all(r.status != "failed" for r in results), results
+    s = replayed_lake(tmp_path_factory.mktemp("readmonth"), ("aws", "nebius"),
+                      lambda p, d: p != "aws" or dt.date(2026, 5, 1) <= d <= dt.date(2026, 5, 10)
+                      or dt.date(2026, 6, 1) <= d <= dt.date(2026, 6, 5))
     done = lake_compact.compact_lake(s.lake_root, today=TODAY)
     assert any(not r.skipped for r in done)
     return s.lake_root
