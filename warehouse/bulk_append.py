@@ -212,15 +212,8 @@ def load_lake(
             by_month.setdefault(entry[0].replace(day=1), []).append(entry)
         for entries in by_month.values():
             paths = [path for *_, path in entries]
-            if read is None:
-                tables = lake.read_offers_files(paths)
-            else:
-                tables = []
-                for path in paths:
-                    try:
-                        tables.append(read(path))
-                    except lake.ChecksumError as exc:
-                        tables.append(exc)
+            tables = (lake.read_offers_files(paths) if read is None
+                      else [lake.read_or_refusal(read, path) for path in paths])
             yield zip(entries, tables, strict=True)
 
     with transaction(con):

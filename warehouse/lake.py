@@ -51,7 +51,7 @@ import os
 import re
 import secrets
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -342,16 +342,17 @@ def partition_objects(lake_root: objstore.StorePath | str
     ETag), from one listing, sorted by date then provider. A day held in a compacted file
     comes as a CompactedDay with no object state (its stamp is in the manifest)."""
     base = objstore.location(lake_root) / OFFERS_AREA
-    found, manifests = _list_objects(base, with_manifests=True)
+    found, manifests = _list_objects(base)
     days = [(d, p, path, None) for d, p, path in _compacted_days(
         base, {(d, p) for d, p, *_ in found}, manifests)]
     return sorted(found + days, key=lambda item: (item[0], item[1]))
 
 
-def _list_objects(base: objstore.StorePath, with_manifests: bool = False):
-    """The partitions under an area of a lake on object storage, from one listing; with
-    `with_manifests`, also the compacted months' manifests the same listing holds (the offers
-    area was listed twice, once for each)."""
+def _list_objects(base: objstore.StorePath
+                  ) -> tuple[list[tuple[dt.date, str, objstore.StorePath, objstore.ObjectInfo]],
+                             list[objstore.StorePath]]:
+    """The partitions under an area of a lake on object storage and the compacted months'
+    manifests, from one listing (the offers area was listed twice, once for each)."""
     found, manifests = [], []
     for path, info in base.walk():
         parts = path.key[len(base.key):].strip("/").split("/")
@@ -365,14 +366,13 @@ def _list_objects(base: objstore.StorePath, with_manifests: bool = False):
         elif parts[2] == MANIFEST and _MONTH_DIR.match(parts[0]):
             manifests.append(path)
     found.sort(key=lambda item: (item[0], item[1]))
-    return (found, manifests) if with_manifests else found
+    return found, manifests
 
 
 def _list_area(lake_root: Path | str, area: str) -> list[tuple[dt.date, str, Path]]:
     manifests = None
     if objstore.is_remote(lake_root):
-        objects, manifests = _list_objects(objstore.location(lake_root) / area,
-                                           with_manifests=True)
+        objects, manifests = _list_objects(objstore.location(lake_root) / area)
         found = [(d, p, path) for d, p, path, _ in objects]
     else:
         found = _list_local(Path(lake_root) / area)
@@ -430,6 +430,14 @@ def compacted_day(lake_root: Path | str, snapshot_date: dt.date | str, provider:
                             f"partition (nor a compacted month holding it)")
 
 
+def read_or_refusal(read: Callable[[Path], pa.Table], path) -> pa.Table | ChecksumError:
+    """`read(path)`, or the ChecksumError of a file that fails its checksum (to refuse it)."""
+    try:
+        return read(path)
+    except ChecksumError as exc:
+        return exc
+
+
 def read_offers_files(paths: Sequence) -> list[pa.Table | ChecksumError]:
     """Each lake file of `paths` as read_offers_file reads it, in order, a ChecksumError in
     place of the table of a file that fails its checksum. The days of one compacted month are
@@ -441,11 +449,8 @@ def read_offers_files(paths: Sequence) -> list[pa.Table | ChecksumError]:
     for i, path in enumerate(paths):
         if isinstance(path, CompactedDay):
             months.setdefault((str(path.file), path.sha256), []).append(i)
-            continue
-        try:
-            out[i] = read_offers_file(path)
-        except ChecksumError as exc:
-            out[i] = exc
+        else:
+            out[i] = read_or_refusal(read_offers_file, path)
     for days in months.values():
         try:
             pf = pq.ParquetFile(_compacted_source(paths[days[0]]))
@@ -515,11 +520,14 @@ def _compacted_days(base, shadowed: set, manifests: list | None = None
     """The days of every compacted month under `base` (the offers area) that have no file of
     their own (`shadowed`); `manifests`: the manifests of a listing the caller already has."""
     out = []
-    if manifests is None and objstore.is_remote(base):
-        manifests = _list_objects(base, with_manifests=True)[1]
-    elif manifests is None:
-        manifests = [m for month_dir in base.iterdir() if _MONTH_DIR.match(month_dir.name)
-                     for m in month_dir.glob(f"provider=*/{MANIFEST}")] if base.is_dir() else []
+    if manifests is None:
+        if objstore.is_remote(base):
+            manifests = _list_objects(base)[1]
+        elif base.is_dir():
+            manifests = [m for month_dir in base.iterdir() if _MONTH_DIR.match(month_dir.name)
+                         for m in month_dir.glob(f"provider=*/{MANIFEST}")]
+        else:
+            manifests = []
     for path in manifests:
         m_prov = _PROVIDER_DIR.match(path.parent.name)
         if not m_prov:
