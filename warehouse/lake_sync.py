@@ -79,18 +79,13 @@ def _stamps_now(lake_root: Path | str) -> dict:
             for d, p, path, info in lake.partition_objects(lake_root)}
 
 
-def _record(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, stamp: Stamp) -> None:
-    con.execute("DELETE FROM lake_loads WHERE snapshot_date = ? AND provider = ?", [day, provider])
-    con.execute("INSERT INTO lake_loads VALUES (?, ?, ?, ?, now())", [day, provider, *stamp])
-
-
 def load_stamped(con: duckdb.DuckDBPyConnection, day: dt.date, provider: str, table: pa.Table,
                  stamp: Stamp) -> int:
     """Replace the offers of (day, provider) with `table`, read from a lake file whose state
     was `stamp` before reading, and record that state, in one transaction."""
     with transaction(con):
         n = store._insert_offers(con, day, provider, table)
-        _record(con, day, provider, stamp)
+        _record_many(con, [(day, provider, stamp)])
     return n
 
 
@@ -107,9 +102,10 @@ def append_stamped(con: duckdb.DuckDBPyConnection,
 
 def _record_many(con: duckdb.DuckDBPyConnection,
                  stamps: list[tuple[dt.date, str, Stamp]]) -> None:
-    """_record for many provider-days in two statements (a whole replay's load recorded ~550
-    days with two statements each, 1-2 s of it); a provider-day given twice keeps its last
-    stamp, as one _record after another did. Inside the caller's transaction."""
+    """Record that each provider-day was loaded from a file in the state `stamp`, in two
+    statements however many days (a whole replay's load recorded ~550 days with two
+    statements each, 1-2 s of it); a provider-day given twice keeps its last stamp. Inside the
+    caller's transaction."""
     last = {(day, provider): stamp for day, provider, stamp in stamps}
     if not last:
         return
@@ -133,11 +129,9 @@ def record_loaded(con: duckdb.DuckDBPyConnection, lake_root: Path | str,
                   loaded: list[tuple[dt.date, str]]) -> None:
     """Record the current file state of partitions just loaded some other way (`gpuprices
     load`). Run right after that load under the run lock: nothing rewrote them meanwhile."""
+    stamps = [(day, provider, _stamp_now(lake_root, day, provider)) for day, provider in loaded]
     with transaction(con):
-        for day, provider in loaded:
-            stamp = _stamp_now(lake_root, day, provider)
-            if stamp is not None:
-                _record(con, day, provider, stamp)
+        _record_many(con, [(d, p, stamp) for d, p, stamp in stamps if stamp is not None])
 
 
 def pending(con: duckdb.DuckDBPyConnection, lake_root: Path | str
@@ -159,6 +153,5 @@ def pending(con: duckdb.DuckDBPyConnection, lake_root: Path | str
             out.append((day, provider, path, now))
     if adopted:
         with transaction(con):
-            for day, provider, now in adopted:
-                _record(con, day, provider, now)
+            _record_many(con, adopted)
     return out
