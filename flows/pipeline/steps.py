@@ -114,20 +114,8 @@ def reference(settings: Settings, provider: str, day: dt.date,
             latest[p] = (d, path)  # list_partitions is sorted by date: the last one wins
     for p, (d, path) in latest.items():
         counted = p == provider and (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS
-        taken = None
         try:
-            if counted:
-                # This provider's own last partition: its snapshot times read in the same
-                # read (one open, on object storage one GET, not two per provider-day); a file
-                # written before snapshot_at falls back to the two reads it always had.
-                try:
-                    table = lake.read_columns(path, [*_REF_COLUMNS, "snapshot_at"])
-                    taken = table.column("snapshot_at")
-                    table = table.select(_REF_COLUMNS)
-                except Exception:
-                    table = lake.read_columns(path, _REF_COLUMNS)
-            else:
-                table = lake.read_columns(path, _REF_COLUMNS)
+            table, taken = _reference_columns(path, with_times=counted)
         except Exception:  # an unreadable old partition must not stop today's run
             continue
         rows = table.to_pylist()
@@ -147,6 +135,19 @@ def reference(settings: Settings, provider: str, day: dt.date,
                 lo, hi = ref.prev_prices.get(ident, (price, price))
                 ref.prev_prices[ident] = (min(lo, price), max(hi, price))
     return ref
+
+
+def _reference_columns(path: Path, with_times: bool) -> tuple[pa.Table, pa.ChunkedArray | None]:
+    """A partition's _REF_COLUMNS; `with_times`: its snapshot times too, from the same read
+    (one open, on object storage one GET, not two per provider-day), None when that read
+    fails (a file written before snapshot_at: the caller reads them as it always did)."""
+    if with_times:
+        try:
+            table = lake.read_columns(path, [*_REF_COLUMNS, "snapshot_at"])
+            return table.select(_REF_COLUMNS), table.column("snapshot_at")
+        except Exception:  # noqa: S110 (read without the times below)
+            pass
+    return lake.read_columns(path, _REF_COLUMNS), None
 
 
 def _last_snapshot_rows(path: Path, rows: int) -> int:
