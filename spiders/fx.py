@@ -270,7 +270,11 @@ def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], 
     """Every rate in the ECB archives, keyed (date, currency) -> (rate, source). A later capture
     wins over an earlier one for the same day and currency (the ECB occasionally corrects a
     rate). A capture that does not parse is reported, never fatal."""
-    key = _archive_fingerprint(archive_root)
+    return _archived_rates(archive_root, _archive_fingerprint(archive_root))
+
+
+def _archived_rates(archive_root: Path | str, key: tuple | None) -> tuple[dict, list[ParseError]]:
+    """archived_rates for an archive whose ECB files have the fingerprint `key`."""
     if key is None or key not in _LAST:
         answer = _read_archived_rates(archive_root)
         if key is None:
@@ -316,7 +320,7 @@ def load_fx_from_archive(archive_root: Path | str, con) -> int:
     key = _archive_fingerprint(archive_root)
     if key is not None and key in _LAST_TABLE:
         return db.load_fx_rates(con, _LAST_TABLE[key])
-    rates, errors = archived_rates(archive_root)
+    rates, errors = _archived_rates(archive_root, key)  # the files listed once for both
     if not rates:
         if errors:
             raise errors[0]
