@@ -223,12 +223,13 @@ def s3(s3_server, monkeypatch, request) -> str:
 @pytest.fixture(scope="session")
 def prefect_server(tmp_path_factory):
     """A real Prefect server (`prefect server start`) on a free 127.0.0.1 port with its SQLite
-    database in a temporary folder, one per test session (it takes 15-25 s to start); yields
+    database in a temporary folder, one per test session (it takes 10-25 s to start); yields
     its API URL and stops it at the end. For the team-mode and service tests only."""
     from gpuprices.flows.ops.service import local_server
-    from tests.prefect_test_server import PREFECT_TEST_SERVER_ENV
+    from tests.prefect_test_server import DATABASE, PREFECT_TEST_SERVER_ENV, copy_database
 
     home = tmp_path_factory.mktemp("prefect-server")
+    template = tmp_path_factory.getbasetemp() / "prefect-template"
     # The tests' own Prefect client (imported after this) keeps its files here, never in the
     # user's ~/.prefect.
     env = pytest.MonkeyPatch()
@@ -237,6 +238,21 @@ def prefect_server(tmp_path_factory):
     env.setenv("DO_NOT_TRACK", "1")
     try:
         with local_server(home, ui=False, env=PREFECT_TEST_SERVER_ENV) as api_url:
+            # The database as the server left it once migrated and started, copied before any
+            # test writes to it: the other servers of this worker start from it
+            # (`prefect_database`).
+            copy_database(home / DATABASE, template)
             yield api_url
     finally:
         env.undo()
+
+
+@pytest.fixture(scope="session")
+def prefect_database(prefect_server, tmp_path_factory) -> Path:
+    """A freshly migrated Prefect database (the session server's, copied right after it
+    started): a test that starts a Prefect server of its own (serve's, the nightly's temporary
+    one) copies it into that server's PREFECT_HOME first (tests/prefect_test_server.py
+    `copy_database`), so that only the session server pays for Prefect's migrations."""
+    from tests.prefect_test_server import DATABASE
+
+    return tmp_path_factory.getbasetemp() / "prefect-template" / DATABASE

@@ -19,6 +19,7 @@ from gpuprices.flows.pipeline.results import DayResult
 from gpuprices.warehouse import db
 from tests.conftest import FIXTURES, ROOT
 from tests.faults.nights import NO_PAUSES_ENV
+from tests.prefect_test_server import copy_database
 
 WORKLOADS = ROOT / "sizing" / "workloads.toml"
 REPLAY = "gpuprices nightly --replay all"
@@ -103,7 +104,11 @@ def test_a_second_run_on_the_same_data_folder_refuses_to_start(tmp_path, dirs):
     assert r.returncode == 3 and "in progress" in r.stderr
 
 
-def test_nightly_prefect_flow_replays_and_reports(dirs):
+# On the worker of the session's Prefect server, for its migrated database: the nightly's
+# temporary server starts on a copy of it, as on a data folder that ran a night before.
+@pytest.mark.xdist_group("prefect-server")
+def test_nightly_prefect_flow_replays_and_reports(dirs, tmp_path, prefect_database):
+    copy_database(prefect_database, tmp_path / "data" / "prefect")
     r = gp("nightly", "--replay", "all", "-p", "runpod", *dirs, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "runpod" in r.stdout and "2026-09-29" in r.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpuprices.flows.ops.service import healthy, wait_for_line
-from tests.prefect_test_server import PREFECT_TEST_SERVER_ENV
+from tests.prefect_test_server import PREFECT_TEST_SERVER_ENV, copy_database
 
 GPUPRICES = str(Path(sys.executable).with_name("gpuprices"))
 WAIT_S = 300  # a bound against a hang, not a speed claim
@@ -79,7 +79,10 @@ def _stopped_cleanly(proc: subprocess.Popen, log: Path) -> str:
     return text
 
 
-def test_ctrl_c_stops_serve_and_its_own_server(tmp_path):
+def test_ctrl_c_stops_serve_and_its_own_server(tmp_path, prefect_database):
+    # Its server's database, already migrated (`gpuprices serve` on a data folder it ran on
+    # before): the server still starts, migrates (nothing to do) and is stopped for real.
+    copy_database(prefect_database, tmp_path / "data" / "prefect")
     proc, log = _serve(tmp_path, None)
     api_url = _api_url(log)
     assert healthy(api_url)
