@@ -13,7 +13,9 @@ from gpuprices.spiders import registry
 from gpuprices.spiders.archive import Capture
 from gpuprices.spiders.crawl import redact_url, with_secret_params
 from gpuprices.spiders.providers.runpod.source import GRAPHQL_URL, graphql_body
-from tests.replay.drive import crawl_env, once, replay_night, shared_archive
+from tests.replay.drive import REPLAY_GROUP, crawl_env, once, replay_night, shared_archive
+
+pytestmark = REPLAY_GROUP
 
 PROVIDERS = registry.ids()
 

@@ -14,7 +14,14 @@ import pytest
 from gpuprices.spiders.archive import latest_per_request, list_archives
 from gpuprices.spiders.providers.gcp.source import SKUS
 from gpuprices.spiders.providers.runpod.source import GRAPHQL_URL, PRICING_URL
-from tests.replay.drive import comparable, day_offers, once, replay_night, shared_archive
+from tests.replay.drive import (
+    REPLAY_GROUP,
+    comparable,
+    day_offers,
+    once,
+    replay_night,
+    shared_archive,
+)
 from tests.replay.pagers import AZURE_PRICES, azure_pages
 from tests.replay.scenarios import (
     COREWEAVE,
@@ -28,6 +35,8 @@ from tests.replay.scenarios import (
     fault_night,
     timeout_error,
 )
+
+pytestmark = REPLAY_GROUP
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,12 @@ from gpuprices.spiders.archive import list_archives, read_captures
 from gpuprices.spiders.crawl import SETTINGS_ENV
 from gpuprices.spiders.registry import ids, wayback_urls
 from gpuprices.spiders.wayback import backfill, cdx_query_url, raw_capture_url
-from tests.replay.drive import ROOT, comparable, day_offers, shared_archive
+from tests.replay.drive import REPLAY_GROUP, ROOT, comparable, day_offers, shared_archive
 from tests.replay.loopback import installed, settings_json
 from tests.replay.scenarios import LAMBDA, MANY
 from tests.replay.server import Fault, ReplayIndex, ReplayServer, cdx_key
+
+pytestmark = REPLAY_GROUP
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+import pytest
+
 from gpuprices.spiders.archive import Capture, latest_per_request, list_archives, read_captures
 from gpuprices.spiders.importer import import_manifest
 from gpuprices.spiders.parsers import ParseError, parse_body, postprocess, wants
@@ -103,6 +105,11 @@ def build_archive(root: Path) -> Path:
     """The project's archive, built from snapshots/manifest.csv by the importer."""
     import_manifest(root, ROOT / "snapshots" / "manifest.csv")
     return root
+
+
+# The replay test modules on one xdist worker: they share the replayed archive and nights
+# (`once`), which another worker would otherwise sit waiting for (5-6 s each, idle).
+REPLAY_GROUP = pytest.mark.xdist_group("live-replay")
 
 
 def shared_archive(tmp_path_factory) -> Path:
