@@ -56,6 +56,18 @@ def pytest_configure(config):
     tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
+# Before xdist's own hook, which turns the marks into the work units of --dist loadgroup.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """A test without an xdist group goes to its module's: `make test` then hands each module
+    to one worker whole (as --dist loadscope would), so a module-scoped fixture (a warehouse
+    re-parsed from the real archive, 2-7 s) is built once per run instead of once on each
+    worker that ran some of the module's tests. The named groups still span modules."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__.rpartition(".")[2]))
+
+
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if hasattr(config, "workerinput") or _RUN_TMP not in config.stash:
