@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import urllib.request
 
 import pytest
 from rich.console import Console
@@ -37,6 +38,11 @@ def cli(*args, env=None) -> subprocess.CompletedProcess:
     it). An exception that escapes the command is raised here, never read as exit 1."""
     r = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200"} | (env or {}),
                            terminal_width=200)
+    if env:
+        # urllib builds its process-wide default opener with the proxies of the environment it
+        # first meets: one built under this command's env (a refusing http_proxy, say) would
+        # send every later urlopen of this test process through it.
+        urllib.request.install_opener(None)
     if r.exception is not None and not isinstance(r.exception, SystemExit):
         raise r.exception
     return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.request
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -43,12 +44,23 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def healthy(api_url: str, timeout_s: float = 2.0) -> bool:
-    """True when the Prefect API at `api_url` answers its health check."""
+    """True when the Prefect API at `api_url` answers its health check.
+
+    A direct connection, never urllib's opener: that one sends http:// requests through
+    http_proxy when no_proxy leaves the loopback out, and the process-wide default opener keeps
+    the proxies of the environment it was first built in. Behind a proxy (or after a command
+    that ran with one set), the check then asked the proxy for our own 127.0.0.1 server and
+    waited out the whole start-up timeout with the server up and answering."""
+    url = urllib.parse.urlsplit(f"{api_url}/health")
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port or 80,
+                                      timeout=timeout_s)
     try:
-        with urllib.request.urlopen(f"{api_url}/health", timeout=timeout_s) as r:  # noqa: S310
-            return r.status == 200
-    except OSError:
+        conn.request("GET", url.path)
+        return conn.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
         return False
+    finally:
+        conn.close()
 
 
 def _stop(proc: subprocess.Popen) -> None:
