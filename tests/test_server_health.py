@@ -53,3 +53,22 @@ def test_a_proxy_in_the_environment_is_not_asked_for_the_loopback_server(api_url
 def test_no_server_or_a_wrong_answer_is_not_healthy(api_url):
     assert not healthy(f"http://127.0.0.1:{free_port()}/api")
     assert not healthy(api_url.removesuffix("/api") + "/other")
+
+
+def test_a_server_that_cannot_start_says_why_in_the_error(tmp_path, monkeypatch):
+    """The error carries the end of the server's log: in CI the log is gone with the machine.
+    The server here is a stand-in that fails as `prefect server start` does on a taken port."""
+    import sys
+
+    from gpuprices.flows.ops.service import ServerStartError, local_server
+
+    fake = tmp_path / "python"
+    fake.write_text('#!/bin/sh\necho "starting"\necho "Port $8 is already in use."\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    port = free_port()
+    with pytest.raises(ServerStartError) as err, local_server(tmp_path / "home", port=port,
+                                                              ui=False):
+        pass
+    assert f"port {port} did not start (exited 1)" in str(err.value)
+    assert str(err.value).endswith(f"which ends:\nstarting\nPort {port} is already in use.")

@@ -103,11 +103,20 @@ def local_server(home: Path, port: int = 0, ui: bool = True, log: Path | None = 
                 why = (f"exited {proc.returncode}" if proc.poll() is not None
                        else f"no answer in {STARTUP_TIMEOUT_S:.0f} s")
                 raise ServerStartError(f"the Prefect server on port {port} did not start "
-                                       f"({why}); see {log}")
+                                       f"({why}); see {log}, which ends:\n{_tail(log)}")
             time.sleep(0.5)
         yield api_url
     finally:
         _stop(proc)
+
+
+def _tail(log: Path, lines: int = 20) -> str:
+    """The last lines of a log, for an error that is read where the log is not (a CI job's
+    output after its machine is gone)."""
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError as exc:
+        return f"(unreadable: {exc})"
 
 
 def wait_for_line(proc: subprocess.Popen, log: Path, text: str, timeout_s: float) -> None:
