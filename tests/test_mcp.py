@@ -10,8 +10,6 @@ import sys
 
 import anyio
 import pytest
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from gpuprices.warehouse import db
 from tests.bundled_warehouse import GROUP, bundled_settings
@@ -29,6 +27,11 @@ def settings(tmp_path_factory):
 
 
 def _ask(settings, calls):
+    # Imported here, not at the top: the mcp package takes ~1.6 s to import, which every
+    # xdist worker would pay at collection for the one that runs these tests.
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     async def go():
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "gpuprices", "mcp", "--data-dir",

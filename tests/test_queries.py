@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -109,6 +108,8 @@ def test_price_index_gives_the_published_value(wh):
 
 
 def test_stale_providers_in_pandas(wh):
+    import pandas as pd  # here: ~0.4 s to import, for the one test that uses it
+
     df = queries.stale_providers(wh, pandas=True)
     assert isinstance(df, pd.DataFrame)
     assert df.to_dict("records") == _sql(wh, "SELECT * FROM stale_providers ORDER BY provider")

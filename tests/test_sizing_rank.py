@@ -4,7 +4,6 @@ currency, with the warehouse's firm_price verdict, as offers_priced_as_of gives 
 import json
 import math
 
-import pandas as pd
 import pytest
 
 from gpuprices.sizing.fit import measured_margin
@@ -68,6 +67,8 @@ def test_same_gpu_cost_scales_with_price():
 
 
 def test_prices_come_converted_and_dataframe_input():
+    import pandas as pd  # here: ~0.4 s to import, for the one test that uses it
+
     # 1 EUR = 1.10 USD: the warehouse priced a 1.80 EUR offer at 1.98 USD (fx_factor).
     converted = _offer("eur", "H100-SXM-80GB", 1, 1.80 * 1.10, price_currency="EUR", fx=1.10)
     offers = [o for o in OFFERS if o["sku"] != "eur"] + [converted]
