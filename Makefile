@@ -56,7 +56,7 @@ run: setup
 
 test: setup chromium
 	$(BIN)/ruff check .
-	$(BIN)/pytest -rs -n auto --dist loadgroup --durations=10
+	$(BIN)/pytest -rs -n auto --dist loadgroup --no-loadscope-reorder --durations=10
 
 # The trace engine's tests (tests/test_sizing_trace.py, skipped by `make test`): the optional
 # extra gpuprices[trace]. PyPI's Linux torch is a CUDA build of several GB; TORCH names the CPU
