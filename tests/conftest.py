@@ -70,9 +70,9 @@ def pytest_collection_modifyitems(config, items):
     # groups out in this order): xdist's own order, by number of tests, sent the Prefect
     # server's 9 tests (a fifth of the run's time) last, and one worker ran them alone while
     # the other had finished.
+    # (list.sort is stable: within a rank, the collection order stays.)
     rank = {name: i for i, name in enumerate(LONGEST_GROUPS_FIRST)}
-    order = {id(item): n for n, item in enumerate(items)}
-    items.sort(key=lambda item: (rank.get(_group(item), len(rank)), order[id(item)]))
+    items.sort(key=lambda item: rank.get(_group(item), len(rank)))
 
 
 # The groups that took longest in `make test` (per-group sums of the tests' wall times,
