@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import io
 import re
 import urllib.request
@@ -240,17 +241,24 @@ def rates_table(rates: Iterable[FxRate], source: str | Iterable[str] | None = No
     })
 
 
-# The last answer of archived_rates for a local archive, under the names, sizes and mtimes of its
-# ECB files. Parsing the full history takes 1-2 s, and one run asks more than once: the gates'
-# USD rates (flows/pipeline/usd_rates.py), then the load's fx_rates (load_fx_from_archive), and
-# the report's refresh (its problems, then the rates). A rewritten or new file is parsed again.
-# On an object store an append keeps an object's name but not its ETag: the ECB objects are
-# known by name, size and ETag from one listing (a LIST instead of fetching and parsing the
-# history again), and parsed each time, as before, when the store gives no ETag.
+# The last answer of archived_rates, under the fingerprint of the archive's ECB files. Parsing the
+# full history takes 1-2 s, and one run asks more than once: the gates' USD rates
+# (flows/pipeline/usd_rates.py), then the load's fx_rates (load_fx_from_archive), and the
+# report's refresh (its problems, then the rates). On local disk the files are known by their
+# day and a hash of their bytes (~1 ms for the 640 KB history), not by path and mtime: the same
+# captures copied to another folder (a data folder moved, a test's copy of the snapshots) are
+# the same rates, and a file rewritten with other bytes is parsed again whatever its mtime. On
+# an object store an append keeps an object's name but not its ETag: the ECB objects are known
+# by name, size and ETag from one listing (a LIST instead of fetching and parsing the history
+# again), and parsed each time, as before, when the store gives no ETag.
 _LAST: dict[tuple, tuple[dict, list]] = {}
 
 
-def _archive_fingerprint(archive_root: Path | str) -> tuple | None:
+def archive_fingerprint(archive_root: Path | str, archived: list | None = None) -> tuple | None:
+    """What identifies the ECB rates an archive holds, None when nothing does (an object store
+    without ETags): on local disk each ECB file's day and content hash, on an object store each
+    object's key, size and ETag. `archived`: the archive's listing (list_archives) when the
+    caller has one; on local disk it saves the glob."""
     root = objstore.location(archive_root)
     if isinstance(root, objstore.StorePath):
         found = sorted((p.key, info.size, info.e_tag) for p, info in root.walk()
@@ -260,9 +268,13 @@ def _archive_fingerprint(archive_root: Path | str) -> tuple | None:
         return ("store", root.bucket, root.key, *found)
     if not isinstance(root, Path):
         return None
-    files = sorted(root.glob(f"*/{PROVIDER}.warc.gz"))
-    return (str(root.resolve()),
-            *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    files = (sorted(root.glob(f"*/{PROVIDER}.warc.gz")) if archived is None
+             else [Path(p) for _d, prov, p in archived if prov == PROVIDER])
+    try:
+        return ("local", *((f.parent.name, hashlib.sha256(f.read_bytes()).hexdigest())
+                           for f in files))
+    except OSError:  # a file gone since the listing: read (and reported) as the parse finds it
+        return None
 
 
 def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], tuple[float, str]],
@@ -270,14 +282,14 @@ def archived_rates(archive_root: Path | str) -> tuple[dict[tuple[dt.date, str], 
     """Every rate in the ECB archives, keyed (date, currency) -> (rate, source). A later capture
     wins over an earlier one for the same day and currency (the ECB occasionally corrects a
     rate). A capture that does not parse is reported, never fatal."""
-    return _archived_rates(archive_root, _archive_fingerprint(archive_root))
+    return _archived_rates(archive_root, archive_fingerprint(archive_root))
 
 
 def _archived_rates(archive_root: Path | str, key: tuple | None) -> tuple[dict, list[ParseError]]:
     """archived_rates for an archive whose ECB files have the fingerprint `key`."""
     if key is None or key not in _LAST:
         answer = _read_archived_rates(archive_root)
-        if key is None:
+        if key is None or answer[1]:  # a damaged file's problems name its path: not shared
             return answer
         _LAST.clear()  # one archive per process in practice: keep only the newest
         _LAST[key] = answer
@@ -317,7 +329,7 @@ def load_fx_from_archive(archive_root: Path | str, con) -> int:
     transaction, through gpuprices.warehouse.db.load_fx_rates). Returns the number of (date,
     currency) rates loaded. Raises the first ParseError only when no capture could be read at
     all."""
-    key = _archive_fingerprint(archive_root)
+    key = archive_fingerprint(archive_root)
     if key is not None and key in _LAST_TABLE:
         return db.load_fx_rates(con, _LAST_TABLE[key])
     rates, errors = _archived_rates(archive_root, key)  # the files listed once for both

@@ -156,3 +156,39 @@ def test_zip_of_xml_is_read():
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("eurofxref-daily.xml", DAILY_XML.read_bytes())
     assert _by_key(fx.parse(buf.getvalue()))[("2022-07-08", "USD")] == 1.0163
+
+
+def _ecb_copy(dest: Path) -> Path:
+    """The bundled snapshots' real ECB archive files, copied (new paths and mtimes) to dest."""
+    for f in sorted((REPO / "snapshots").glob("*/ecb.warc.gz")):
+        (dest / f.parent.name).mkdir(parents=True)
+        (dest / f.parent.name / f.name).write_bytes(f.read_bytes())
+    return dest
+
+
+def test_the_same_ecb_captures_elsewhere_are_parsed_once_and_changed_ones_again(tmp_path,
+                                                                               monkeypatch):
+    from gpuprices.flows.pipeline import usd_rates
+
+    calls = []
+    real = fx._read_archived_rates
+    monkeypatch.setattr(fx, "_read_archived_rates", lambda root: calls.append(root) or real(root))
+    monkeypatch.setattr(fx, "_LAST", {})
+    monkeypatch.setattr(usd_rates, "_LOADED", {})
+    a, b = _ecb_copy(tmp_path / "a"), _ecb_copy(tmp_path / "b")
+    first = fx.archived_rates(a)[0]
+    assert fx.archived_rates(b)[0] == first and calls == [a]  # same bytes: same rates
+    day = dt.date(2026, 10, 30)
+    assert usd_rates.UsdRates(b)("EUR", day) == pytest.approx(1 / first[(day, "USD")][0])
+    assert calls == [a]
+    # Other bytes in one file (cut off halfway, as a crash leaves it): parsed again.
+    hist = sorted(b.glob("*/ecb.warc.gz"))[-1]
+    hist.write_bytes(hist.read_bytes()[:300_000])
+    assert fx.archive_fingerprint(b) != fx.archive_fingerprint(a)
+    problems = fx.archived_rates(b)[1]
+    assert calls == [a, b] and "cut short" in str(problems[0])
+    assert fx.archived_rates(b)[0] != first
+    # An answer with problems (which may name the file's path) is not kept for another copy.
+    c = _ecb_copy(tmp_path / "c")
+    sorted(c.glob("*/ecb.warc.gz"))[-1].write_bytes(hist.read_bytes())
+    assert "cut short" in str(fx.archived_rates(c)[1][0]) and calls == [a, b, b, c]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
-from pathlib import Path
 
 from gpuprices.spiders import fx
 from gpuprices.spiders.archive import list_archives
@@ -21,29 +20,32 @@ from gpuprices.warehouse import objstore
 _LOADED: dict[tuple, dict[str, tuple[list[dt.date], list[float]]]] = {}
 
 
-def _fingerprint(root, archived: list | None = None) -> tuple:
-    """Which ECB files the archive holds (on local disk with their size and time); on object
-    storage from `archived`, the archive's listing when the caller has one (a replay lists
-    it once), else from a listing of its own."""
+def _fingerprint(root, archived: list | None = None) -> tuple | None:
+    """Which ECB files the archive holds: on local disk their days and contents
+    (fx.archive_fingerprint: a copy of the same captures elsewhere is the same rates), on
+    object storage their keys from `archived`, the archive's listing when the caller has one
+    (a replay lists it once), else from a listing of its own."""
     root = objstore.location(root)
     if isinstance(root, objstore.StorePath):
         if archived is None:
             archived = list_archives(root)
-        return tuple(str(p) for _, prov, p in archived if prov == fx.PROVIDER)
-    files = sorted(Path(root).glob(f"*/{fx.PROVIDER}.warc.gz"))
-    return tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+        return (str(root), *(str(p) for _, prov, p in archived if prov == fx.PROVIDER))
+    return fx.archive_fingerprint(root, archived)
 
 
 def _series(root, archived: list | None = None) -> dict[str, tuple[list[dt.date], list[float]]]:
-    key = (str(root), _fingerprint(root, archived))
-    if key not in _LOADED:
+    key = _fingerprint(root, archived)
+    if key is None or key not in _LOADED:
         rates, _errors = fx.archived_rates(root)  # a capture that does not parse costs its rates
         by_cur: dict[str, list[tuple[dt.date, float]]] = {}
         for (day, cur), (rate, _source) in rates.items():
             by_cur.setdefault(cur, []).append((day, rate))
+        series = {c: ([d for d, _ in sorted(v)], [r for _, r in sorted(v)])
+                  for c, v in by_cur.items()}
+        if key is None:
+            return series
         _LOADED.clear()  # one archive per process in practice: keep only the newest
-        _LOADED[key] = {c: ([d for d, _ in sorted(v)], [r for _, r in sorted(v)])
-                        for c, v in by_cur.items()}
+        _LOADED[key] = series
     return _LOADED[key]
 
 
