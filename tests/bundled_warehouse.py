@@ -28,10 +28,10 @@ def bundled_settings(tmp_path_factory) -> Settings:
     """The data folder holding the replayed warehouse (data/warehouse.duckdb)."""
     if "all" not in _BUILT:
         s = Settings(tmp_path_factory.mktemp("bundled") / "data", ROOT / "snapshots").ensure()
-        results = []
+        results, listings = [], pipeline.Listings()  # as `gpuprices crawl --replay all`
         with without_fsync():  # a sixth of the build's time (tests/no_fsync.py)
             for p in PROVIDERS:
-                results += pipeline.replay(s, p, "all")
+                results += pipeline.replay(s, p, "all", listings=listings)
             assert not [r.errors for r in results if r.status == "failed"]
             loading.load(s, results, "20261005T020000-bundled")
         _BUILT["all"] = s

@@ -224,10 +224,11 @@ def w41_settings(tmp_path_factory):
 
     end = dt.date.fromisoformat(W41_END)
     s = Settings(tmp_path_factory.mktemp("w41") / "data", ROOT / "snapshots").ensure()
-    results = []
+    results, listings = [], pipeline.Listings()
+    listings.archived = pipeline.archives(s)
     for p in PROVIDERS:
-        days = [d for d, _, _ in pipeline.archives(s, [p]) if d <= end]
-        results += pipeline.reparse(s, p, [max(days)])
+        days = [d for d, _, _ in pipeline.archives(s, [p], listed=listings.archived) if d <= end]
+        results += pipeline.reparse(s, p, [max(days)], listings=listings)
     assert all(r.status != "failed" for r in results), [r.errors for r in results]
     loading.load(s, results, "20261011T020000-w41")
     return s

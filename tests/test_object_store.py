@@ -40,9 +40,9 @@ def _replay(settings: Settings, providers) -> list:
     """What `gpuprices crawl --replay all` does, in this process."""
     run_id = pipeline.new_run_id()
     run_journal.begin(settings, run_id, list(providers))
-    results = []
+    results, listings = [], pipeline.Listings()
     for p in providers:
-        results.extend(pipeline.replay(settings, p, "all"))
+        results.extend(pipeline.replay(settings, p, "all", listings=listings))
     loading.load(settings, results, run_id)
     return results
 

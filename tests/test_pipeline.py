@@ -9,6 +9,7 @@ from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import steps as pipeline
 from gpuprices.spiders.archive import Capture, append_captures, archive_path, read_captures
 from gpuprices.warehouse import lake
+from tests.conftest import ROOT
 from tests.warehouse_rows import query as _q
 
 
@@ -153,3 +154,43 @@ def test_unchanged_ecb_archives_are_not_parsed_again(tmp_path, manifest_archive,
     ecb.write_bytes(ecb.read_bytes())
     loading.load(settings, pipeline.reparse(settings, "runpod", day), "r3")
     assert len(calls) == 2
+
+
+def test_one_listing_for_several_providers_stores_what_separate_replays_store(tmp_path,
+                                                                              monkeypatch):
+    """`crawl --replay all` hands one pipeline.Listings to every provider's replay: the
+    archive and the lake listed once, each lake file compared with read once until it is
+    rewritten. The lake, the quarantine and each day's verdicts are those of replays that list
+    and read everything themselves."""
+    providers = ("gcp", "runpod", "crusoe", "lambda")  # 20 real days, interleaved in time
+
+    refs = []
+    gate = pipeline._gate_snapshots
+    monkeypatch.setattr(pipeline, "_gate_snapshots", lambda offers, ref: refs.append(
+        (ref.prev_date, ref.prev_rows, sorted(ref.prev_prices.items()),
+         sorted((k, sorted(v)) for k, v in ref.band.items()))) or gate(offers, ref))
+
+    def run(name, listings):
+        s = Settings(tmp_path / name, ROOT / "snapshots").ensure()
+        refs.clear()
+        results = [r for p in providers for r in pipeline.replay(s, p, "all", listings=listings)]
+        # What each day was judged against (its provider's last day, every provider's band)
+        verdicts = [(r.provider, r.snapshot_date, r.status, r.rows, r.quarantined,
+                     sorted(map(str, r.moves)), r.degraded) for r in results], list(refs)
+        parts = {area: {(d, p): lake.read_offers_file(path).to_pylist()
+                        if area == lake.OFFERS_AREA else path.read_bytes()
+                        for d, p, path in lake._list_area(s.lake_root, area)}
+                 for area in (lake.OFFERS_AREA, lake.QUARANTINE_AREA)}
+        return verdicts, parts
+
+    reads = []
+    real = pipeline._reference_columns
+    monkeypatch.setattr(pipeline, "_reference_columns",
+                        lambda path, with_times: reads.append(path) or real(path, with_times))
+    alone = run("alone", None)
+    separate_reads, reads[:] = len(reads), []
+    shared = run("shared", pipeline.Listings())
+    assert shared == alone and len(alone[0][0]) == 20 and alone[1][lake.OFFERS_AREA]
+    assert sum(1 for prev_date, *_ in alone[0][1] if prev_date) == 20 - len(providers)
+    # Each file is read once, and again after this replay rewrote it.
+    assert len(reads) == len(set(reads)) < separate_reads

@@ -105,6 +105,7 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None, ru
 
     run_journal.begin(settings, run_id, providers)  # recorded as started before any work
     results: list[DayResult] = []
+    listings = pipeline.Listings()  # the providers replay one after another: listed once
     if replay is None:
         problem = pipeline.fetch_fx_live(settings)
         if problem:
@@ -114,7 +115,8 @@ def _run_direct(settings: Settings, providers: list[str], replay: str | None, ru
             if replay is None:
                 results.append(live.live_day(settings, p))
             else:
-                results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed))
+                results.extend(pipeline.replay(settings, p, replay, on_day=progress.replayed,
+                                               listings=listings))
         except Exception as exc:  # one provider that crashed never stops the others (nightly)
             results.append(DayResult(provider=p, snapshot_date=None, status="failed",
                                      errors=[redact(f"{p}: {type(exc).__name__}: {exc}")]))

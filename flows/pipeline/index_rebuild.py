@@ -54,8 +54,9 @@ def rebuilt_index(source: Settings, workdir: Path,
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(releases, target)
     results: list[DayResult] = []
+    listings = steps.Listings()
     for p in PROVIDERS:
-        results.extend(steps.replay(s, p, "all", on_day=on_day))
+        results.extend(steps.replay(s, p, "all", on_day=on_day, listings=listings))
     con = load_steps.open_warehouse(s)
     try:
         provider_classes.store(con)

@@ -11,6 +11,7 @@ import json
 import sys
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -86,27 +87,50 @@ def _released(settings: Settings, provider: str, day: dt.date,
     return out
 
 
+@dataclass
+class Listings:
+    """The archive's and the lake's listings a replay takes once and keeps up to date with its
+    own writes. Each provider's replay listed both again (and the lake's quarantine area on
+    object storage): a replay of 31 providers through an object store spent a fifth of its
+    time listing, the same objects each time. One Listings handed to the replays of several
+    providers in one process lists each once. What other processes write meanwhile is missed,
+    as it could be by a listing taken a moment earlier: concurrent providers never had an
+    order. None: not listed yet (or a listing failed: store_day lists again and reports it)."""
+
+    archived: list[tuple[dt.date, str, Path]] | None = None
+    partitions: list[tuple[dt.date, str, Path]] | None = None
+    quarantine: set | None = None
+    lake_listed: bool = False
+    # The reference rows of the lake files this replay read (reference), by path.
+    rows: dict = field(default_factory=dict)
+
+    def wrote(self, day: dt.date, provider: str, path: Path) -> None:
+        """A partition this replay (re)wrote: in the listing, and read again when next
+        compared with."""
+        self.rows.pop(path, None)
+        if self.partitions is not None:
+            self.partitions.append((day, provider, path))
+            self.partitions.sort(key=lambda item: (item[0], item[1]))
+
+
 _REF_COLUMNS = [*identity.COLUMNS, "extra", "price_per_hour", "price_per_gpu_hour"]
 
 
 def reference(settings: Settings, provider: str, day: dt.date,
-              partitions: list[tuple[dt.date, str, Path]] | None = None,
-              archived: list[tuple[dt.date, str, Path]] | None = None,
-              quarantine: set | None = None) -> gates.Reference:
+              listings: Listings | None = None) -> gates.Reference:
     """What the gates compare a provider-day against: the price range the warehouse's history
     knows per GPU model (warehouse/price_bands.csv) and, from the lake's earlier good
     partitions, every provider's last snapshot inside the band window and this provider's last
     snapshot whatever its age (the move gate holds a x10 nine days or nine months later), and
     the archived ECB rates that turn a price in another currency into USD for the gates.
-    `partitions`: the lake's listing when the caller keeps one (reparse), else listed here;
-    `archived`: the archive's listing (list_archives) when the caller has one (reparse), which
-    tells whether the ECB files changed, else listed when the rates are first needed;
-    `quarantine`: the quarantine area's objects (_quarantine_objects) when the caller keeps
-    them (reparse)."""
-    ref = gates.Reference(released=_released(settings, provider, day, quarantine),
+    `listings`: the lake's and the archive's listings and the partitions' reference rows when
+    the caller keeps them (reparse), else listed and read here."""
+    seen = listings if listings is not None else Listings()
+    ref = gates.Reference(released=_released(settings, provider, day, seen.quarantine),
                           known=price_bands.known_ranges(),
-                          per_usd=usd_rates.UsdRates(settings.archive_root, archived))
+                          per_usd=usd_rates.UsdRates(settings.archive_root, seen.archived))
     latest: dict[str, tuple[dt.date, Path]] = {}
+    partitions = seen.partitions
     if partitions is None:
         partitions = lake.list_partitions(settings.lake_root)
     for d, p, path in partitions:
@@ -115,10 +139,9 @@ def reference(settings: Settings, provider: str, day: dt.date,
     for p, (d, path) in latest.items():
         counted = p == provider and (day - d).days <= gates.ROW_COUNT_WINDOW_DAYS
         try:
-            table, taken = _reference_columns(path, with_times=counted)
+            rows, taken = _reference_rows(path, counted, seen.rows)
         except Exception:  # an unreadable old partition must not stop today's run
             continue
-        rows = table.to_pylist()
         if (day - d).days <= gates.BAND_WINDOW_DAYS:
             for row in rows:
                 if row["gpu_model"] and row["price_per_gpu_hour"]:
@@ -135,6 +158,24 @@ def reference(settings: Settings, provider: str, day: dt.date,
                 lo, hi = ref.prev_prices.get(ident, (price, price))
                 ref.prev_prices[ident] = (min(lo, price), max(hi, price))
     return ref
+
+
+def _reference_rows(path: Path, with_times: bool, kept: dict | None
+                    ) -> tuple[list[dict], pa.ChunkedArray | None]:
+    """A partition's _REF_COLUMNS as rows, and its snapshot times when `with_times` (see
+    _reference_columns); from `kept` (Listings.rows) when this replay read or wrote the file
+    already. A replay's every day compares with every provider's latest partition: the same
+    few files, read again and turned into rows again for each of ~550 days."""
+    key = path if isinstance(path, Path | objstore.StorePath) else None  # not a CompactedDay
+    if kept is not None and key in kept:
+        rows, taken = kept[key]
+        if taken is not None or not with_times:
+            return rows, taken
+    table, taken = _reference_columns(path, with_times)
+    rows = table.to_pylist()
+    if kept is not None and key is not None:
+        kept[key] = (rows, taken)
+    return rows, taken
 
 
 def _reference_columns(path: Path, with_times: bool) -> tuple[pa.Table, pa.ChunkedArray | None]:
@@ -197,9 +238,7 @@ def _gate_snapshots(offers: list[Offer], ref: gates.Reference) -> gates.GateResu
 
 
 def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
-              partitions: list[tuple[dt.date, str, Path]] | None = None,
-              archived: list[tuple[dt.date, str, Path]] | None = None,
-              quarantine: set | None = None) -> DayResult:
+              listings: Listings | None = None) -> DayResult:
     """Gate parsed offers and write the lake partition (and quarantine) for one day. Candidate
     rows of an unknown layout go to quarantine unless a reviewer released them (then they pass
     the gates like any released row); they make the day degraded, never loaded on their own."""
@@ -208,7 +247,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
                     skipped=dict(parsed.skipped))
     res.errors = [str(e) for e in parsed.errors]
     try:
-        ref = reference(settings, provider, day, partitions, archived, quarantine)
+        ref = reference(settings, provider, day, listings)
     except OSError as exc:  # a lake on object storage that cannot be reached or read
         res.status = "failed"
         res.errors.append(f"{provider}: could not read the lake for {day}: {exc}")
@@ -226,6 +265,7 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
     try:
         # Quarantine first: if the offers write then fails, the held-back rows are still kept.
         qpath = lake.partition_path(settings.lake_root, day, provider, lake.QUARANTINE_AREA)
+        quarantine = listings.quarantine if listings is not None else None
         # A rerun that quarantines nothing clears the old quarantine.
         if bad or (qpath in quarantine if quarantine is not None
                    else objstore.file_exists(qpath)):
@@ -234,9 +274,8 @@ def store_day(settings: Settings, provider: str, day: dt.date, parsed: Parsed,
                 quarantine.add(qpath)
         if good:
             path = lake.write_partition(settings.lake_root, day, provider, offers_to_table(good))
-            if partitions is not None:
-                partitions.append((day, provider, path))
-                partitions.sort(key=lambda item: (item[0], item[1]))
+            if listings is not None:
+                listings.wrote(day, provider, path)
     except OSError as exc:
         # Atomic writes: the lake holds the previous partition or none, never half of one.
         res.status = "failed"
@@ -275,15 +314,12 @@ def archives(settings: Settings, providers: Iterable[str] | None = None,
 
 
 def _store_file(settings: Settings, provider: str, day: dt.date, path: Path,
-                partitions: list[tuple[dt.date, str, Path]] | None,
-                archived: list[tuple[dt.date, str, Path]] | None = None,
-                quarantine: set | None = None) -> DayResult:
+                listings: Listings | None = None) -> DayResult:
     """One archive file parsed, gated and stored; whatever goes wrong with it (a file that
     cannot be read, a parser or store bug) fails this provider-day alone, named with its file,
     as `nightly` isolates a provider: the other files and providers of the run go on."""
     try:
-        return store_day(settings, provider, day, parse_archive(path, provider), partitions,
-                         archived, quarantine)
+        return store_day(settings, provider, day, parse_archive(path, provider), listings)
     except Exception as exc:
         return DayResult(provider=provider, snapshot_date=day, status="failed",
                          errors=[redact(f"{provider}: {path}: {type(exc).__name__}: {exc}")])
@@ -301,24 +337,25 @@ def _quarantine_objects(settings: Settings) -> set | None:
 
 
 def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None = None,
-            on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
+            on_day: Callable[[DayResult], None] | None = None,
+            listings: Listings | None = None) -> list[DayResult]:
     """Rebuild a provider's lake partitions from the raw archive with today's parsers; `on_day`
-    hears of each provider-day as it is written (the command line's progress)."""
+    hears of each provider-day as it is written (the command line's progress); `listings`: the
+    listings shared with the other providers of the same replay (one of its own by default)."""
     results = []
     latest_day = (dt.datetime.now(dt.UTC) + FUTURE_SKEW).date()
     # The lake is listed once for all the days, then kept up to date with this replay's own
     # writes: one listing per day made a replay of 500 days on object storage list the growing
-    # lake 500 times (half its time). What other providers' runs write meanwhile is missed, as
-    # it could be by a listing taken a moment earlier: concurrent providers never had an order.
-    # On object storage the quarantine area is listed with it, the same way: whether a day has
-    # a quarantine to clear and whether a releases file exists, without asking each day.
-    partitions: list[tuple[dt.date, str, Path]] | None = None
-    quarantine: set | None = None
+    # lake 500 times (half its time). On object storage the quarantine area is listed with it,
+    # the same way: whether a day has a quarantine to clear and whether a releases file
+    # exists, without asking each day.
+    seen = listings if listings is not None else Listings()
     try:
         # The archive too is listed once: its days of this provider, and the ECB files the
         # gates' currency rates are read from (a reparse writes nothing to the archive).
-        archived = list_archives(settings.archive_root)
-        days = archives(settings, [provider], dates, archived)
+        if seen.archived is None:
+            seen.archived = list_archives(settings.archive_root)
+        days = archives(settings, [provider], dates, seen.archived)
     except Exception as exc:  # a store that cannot be listed (StoreError, wrong credentials)
         res = DayResult(provider=provider, snapshot_date=None, status="failed",
                         errors=[redact(f"{provider}: could not list the archive at "
@@ -327,30 +364,31 @@ def reparse(settings: Settings, provider: str, dates: Iterable[dt.date] | None =
             on_day(res)
         return [res]
     for day, _, path in days:
-        if partitions is None:
+        if not seen.lake_listed:
+            seen.lake_listed = True
             try:
-                partitions = lake.list_partitions(settings.lake_root)
-                quarantine = _quarantine_objects(settings)
+                seen.partitions = lake.list_partitions(settings.lake_root)
+                seen.quarantine = _quarantine_objects(settings)
             except OSError:  # store_day lists again and reports the failure per day
-                partitions = quarantine = None
+                seen.partitions = seen.quarantine = None
         if day > latest_day:  # judged on no day: it must not become the run's "today"
             results.append(DayResult(provider=provider, snapshot_date=None, status="failed",
                                      errors=[f"{provider}: {path}: archive dated {day}, later "
                                              f"than today ({latest_day}): refused"]))
         else:
-            results.append(_store_file(settings, provider, day, path, partitions, archived,
-                                       quarantine))
+            results.append(_store_file(settings, provider, day, path, seen))
         if on_day is not None:
             on_day(results[-1])
     return results
 
 
 def replay(settings: Settings, provider: str, spec: str,
-           on_day: Callable[[DayResult], None] | None = None) -> list[DayResult]:
+           on_day: Callable[[DayResult], None] | None = None,
+           listings: Listings | None = None) -> list[DayResult]:
     """A provider's archived days (`spec`: a date YYYY-MM-DD or 'all') parsed, checked and
     written to the lake; a single failed day when the archive has none."""
     dates = parse_dates(spec, settings, [provider])
-    results = reparse(settings, provider, dates, on_day)
+    results = reparse(settings, provider, dates, on_day, listings)
     if not results:
         results = [DayResult(provider=provider, snapshot_date=None, status="failed",
                              errors=[f"{provider}: no archived snapshot for {spec}"])]
