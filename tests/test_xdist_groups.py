@@ -5,6 +5,7 @@ pytest-dev/pytest-xdist#1386): the suite still passes, only slower. Here two mod
 group, each with more tests than workers, run under -n 2 --dist loadgroup and must all land on
 one worker."""
 
+import os
 import subprocess
 import sys
 
@@ -31,9 +32,12 @@ def test_tests_of_one_xdist_group_run_on_one_worker(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # its own rootdir: not this suite's
     for name in ("a", "b"):
         (tmp_path / f"test_{name}.py").write_text(GROUPED.format(name=name))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-rA",
-                        "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=300)
+    # xdist alone: the other installed plugins (playwright's, anyio's...) cost each of the
+    # three processes a second or two and have no part in the grouping.
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-n", "2", "--dist",
+                        "loadgroup", "-rA", "-p", "no:cacheprovider", str(tmp_path)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     ran = [line for line in r.stdout.splitlines() if line.startswith("RAN ")]
     assert len(ran) == 6, r.stdout
