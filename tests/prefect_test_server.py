@@ -10,9 +10,16 @@ from pathlib import Path
 # load at :30), which the test workers then take, so a test running across such a minute saw a
 # live crawl block a worker, or a scheduled load load the lake first. The others (late runs,
 # worker heartbeats, pauses, cancellations, automations, expired leases) only cost CPU here.
+# The event persister too: no test reads Prefect's event feed, and its batched writes to the
+# SQLite database made the registration of deployments fail with "database is locked" (a 503
+# the client retries after ~2 s of sleep, several times per worker start).
 PREFECT_TEST_SERVER_ENV = {f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in (
     "SCHEDULER", "LATE_RUNS", "FOREMAN", "PAUSE_EXPIRATIONS", "CANCELLATION_CLEANUP",
-    "TRIGGERS", "REPOSSESSOR")}
+    "TRIGGERS", "REPOSSESSOR", "EVENT_PERSISTER")} | {
+    # A run refused a global concurrency slot retries after the limit's average occupancy
+    # (up to 30 s by default): capped at 1 s, a test that releases a slot sees the waiting
+    # run take it within a second.
+    "PREFECT_SERVER_CONCURRENCY_MAXIMUM_CONCURRENCY_SLOT_WAIT_SECONDS": "1"}
 
 
 # A new server's database: Prefect's default location inside PREFECT_HOME (its setting
