@@ -51,6 +51,27 @@ def test_an_image_for_container_pools(team_deploy):
     assert crawl.job_variables == load.job_variables == {"image": "reg/gpuprices:1"}
 
 
+def test_a_deployment_version_changes_with_what_registering_it_sends(team_deploy):
+    """A worker skips the deployments the server holds at their version: the version must
+    change with anything a registration would change, and only then."""
+    from gpuprices import __version__
+
+    def version(**kw):
+        (crawl, load) = team_deploy.build_deployments(["runpod"], **{"pool": "p", **kw})
+        return crawl.version, load.version
+
+    first = version()
+    assert first == version()  # the same spec built again
+    assert first[0] != first[1] and all(v.startswith(f"{__version__}+") for v in first)
+    for changed in (version(pool="q"), version(image="reg/gpuprices:2"),
+                    version(crawl_cron="0 3 * * *", load_cron="45 * * * *")):
+        assert changed[0] != first[0] and changed[1] != first[1], changed
+    assert version(crawl_cron="0 3 * * *")[1] == first[1]  # the load's own spec is unchanged
+    (crawl, _) = team_deploy.build_deployments(["runpod"], "p")
+    crawl.parameters["replay"] = "all"
+    assert team_deploy.spec_version(crawl) != first[0]
+
+
 def test_a_pool_type_with_no_worker_installed_is_named(team_deploy):
     with pytest.raises(team_deploy.SetupError, match="no Prefect worker for pools of type "
                                                      "'nomad'"):

@@ -86,7 +86,8 @@ def team(prefect_server, tmp_path_factory):
     """Two workers of one process pool; yields (api_url, data folder, workers and logs)."""
     tmp = tmp_path_factory.mktemp("team")
     workers = [_start_worker(prefect_server, tmp, "worker-a", "--load")]
-    workers.append(_start_worker(prefect_server, tmp, "worker-b"))  # registers again: idempotent
+    # Registers nothing: worker-a registered the same deployments at the same versions.
+    workers.append(_start_worker(prefect_server, tmp, "worker-b"))
     yield prefect_server, tmp / "data", workers
     for proc, _ in workers:
         if proc.poll() is None:
@@ -189,6 +190,21 @@ def test_deployments_and_limits_registered(client):
     assert load.path is None and not load.pull_steps  # the installed package is the code
     limits = {lim.name: lim.limit for lim in client.read_global_concurrency_limits(limit=200)}
     assert limits["gpuprices-warehouse"] == 1 and limits["gpuprices-crawl-lambda"] == 1
+
+
+def test_the_second_worker_registers_nothing_the_first_registered(team, client):
+    from gpuprices.flows.team.deploy import build_deployments
+    from gpuprices.warehouse.contract import PROVIDERS
+
+    built = build_deployments(list(PROVIDERS), POOL)
+    (_, log_a), (_, log_b) = team[2]
+    assert f"deployments registered ({len(built)} of {len(built)}," in log_a.read_text()
+    assert f"deployments registered (0 of {len(built)}, the others already current): none" \
+        in log_b.read_text()
+    # What the server holds is at the version this package builds, for each deployment.
+    for d in built:
+        held = client.read_deployment_by_name(f"{d.flow_name}/{d.name}")
+        assert held.version == d.version and held.work_pool_name == POOL
 
 
 def test_workers_stop_cleanly_on_sigterm(team, client):

@@ -75,16 +75,16 @@ def worker(
         deployments = (team_deploy.build_deployments(providers, pool, crawl_cron, load_cron,
                                                      image) if register_deployments else None)
         try:
-            created = team_deploy.set_up(pool, pool_type, providers, deployments)
+            created, applied = team_deploy.set_up(pool, pool_type, providers, deployments)
         except team_deploy.SetupError as exc:
             err.print(str(exc), highlight=False, markup=False)
             raise typer.Exit(2) from None
         console.print(f"work pool {pool!r} ({pool_type}){' created' if created else ''} on "
                       f"{os.environ['PREFECT_API_URL']}", highlight=False)
         if deployments is not None:
-            console.print(f"deployments registered ({len(deployments)}): "
-                          f"{', '.join(team_deploy.crawl_deployment_name(p) for p in providers)}"
-                          f", {team_deploy.LOAD_DEPLOYMENT}", highlight=False)
+            names = ", ".join(f"{d.flow_name}/{d.name}" for d in applied) or "none"
+            console.print(f"deployments registered ({len(applied)} of {len(deployments)}, the "
+                          f"others already current): {names}", highlight=False)
         console.print(f"taking crawls{' and the load' if load else ''} "
                       f"(data folder {settings.data_dir})", highlight=False)
         team_deploy.run_worker(pool, pool_type, name, limit, load, grace,

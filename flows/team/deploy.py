@@ -8,8 +8,12 @@ Docker image, a Kubernetes pod) is the code, so no pull step fetches any and the
 deployments run on a process, Docker or Kubernetes pool unchanged (an image for the latter two
 comes from `--image` / GPUPRICES_IMAGE as the job variable `image`).
 
-Every worker registers the same deployments when it starts (idempotent: a deployment is
-updated in place), so the server knows them as soon as one worker is up.
+Every worker registers the same deployments when it starts, so the server knows them as soon as
+one worker is up. Each deployment's version is a fingerprint of what registering it sends
+(`spec_version`): a worker applies only the deployments the server lacks or holds at another
+version (a new package, other crons, another pool or image), so a worker joining a team whose
+deployments are current sends one read, not 32 updates (each of which also rewrites the
+deployment's schedules and its automations on the server).
 
 Import this module only after Prefect's environment is set (gpuprices.flows.config.prefect_env).
 """
@@ -17,12 +21,16 @@ Import this module only after Prefect's environment is set (gpuprices.flows.conf
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import time
 
 import httpx  # Prefect's HTTP client: its errors are what an unreachable server raises
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
 from prefect.client.schemas.filters import (
+    FlowFilter,
+    FlowFilterName,
     FlowRunFilter,
     FlowRunFilterState,
     FlowRunFilterStateType,
@@ -36,6 +44,7 @@ from prefect.schedules import Cron
 from prefect.states import Crashed
 from prefect.workers.base import BaseWorker
 
+from gpuprices import __version__
 from gpuprices.flows.ops.service import WORKER_GRACE_S, run_until_signal
 from gpuprices.flows.schedules import HOURLY_CRON, LOAD_CRON, NIGHTLY_CRON, TIMEZONE
 from gpuprices.flows.serve import (
@@ -73,7 +82,17 @@ def _deployment(entrypoint: str, name: str, pool: str, queue: str, cron: str | N
         job_variables={"image": image} if image else None)
     # Not the registering machine's folder: the worker imports the installed package.
     d._path = None
+    d.version = spec_version(d)
     return d
+
+
+def spec_version(d: RunnerDeployment) -> str:
+    """The version a deployment is registered at: gpuprices' version and a hash of everything
+    its registration sends (entrypoint, pool, queue, schedules, parameters, limit, tags, job
+    variables) and of its flow's code (Prefect's own version of a flow: a hash of its file)."""
+    spec = {"package": __version__, **d.model_dump(mode="json", exclude={"storage"})}
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    return f"{__version__}+{digest[:12]}"
 
 
 def build_deployments(providers: list[str], pool: str, crawl_cron: str | None = NIGHTLY_CRON,
@@ -147,27 +166,45 @@ def ensure_limits(providers: list[str]) -> list[str]:
     return created
 
 
-def register(deployments: list[RunnerDeployment]) -> None:
-    for d in deployments:
+def registered_versions(flow_names: list[str]) -> dict[tuple[str, str], str | None]:
+    """(flow name, deployment name) -> version of the deployments of these flows on the
+    server."""
+    names = FlowFilter(name=FlowFilterName(any_=sorted(set(flow_names))))
+    with get_client(sync_client=True) as client:
+        flows = {f.id: f.name for f in client.read_flows(flow_filter=names)}
+        # One deployment per provider and flow name at most: far below a page (200).
+        found = client.read_deployments(flow_filter=names)
+    return {(flows.get(d.flow_id), d.name): d.version for d in found}
+
+
+def register(deployments: list[RunnerDeployment]) -> list[RunnerDeployment]:
+    """Apply the deployments the server lacks or holds at another version; returns those
+    applied (none when another worker registered the same ones)."""
+    held = registered_versions([d.flow_name for d in deployments])
+    stale = [d for d in deployments if held.get((d.flow_name, d.name)) != d.version]
+    for d in stale:
         d.apply()
+    return stale
 
 
 def set_up(pool: str, pool_type: str, providers: list[str],
-           deployments: list[RunnerDeployment] | None) -> bool:
+           deployments: list[RunnerDeployment] | None
+           ) -> tuple[bool, list[RunnerDeployment]]:
     """The pool, and when `deployments` are given the limits and the deployments, on the
-    server; True when the pool was created. A server that cannot be reached is a SetupError
-    naming it, not a traceback."""
+    server; returns whether the pool was created and the deployments applied. A server that
+    cannot be reached is a SetupError naming it, not a traceback."""
     worker_class(pool_type)  # no worker for this type here: said before anything is created
+    applied: list[RunnerDeployment] = []
     try:
         created = ensure_pool(pool, pool_type)
         if deployments is not None:
             ensure_limits(providers)
-            register(deployments)
+            applied = register(deployments)
     except (httpx.HTTPError, OSError) as exc:
         raise SetupError(f"the Prefect server at {get_client().api_url} cannot be reached "
                          f"({type(exc).__name__}: {exc}); is PREFECT_API_URL right and the "
                          f"server up?") from None
-    return created
+    return created, applied
 
 
 def run_worker(pool: str, pool_type: str, name: str | None, limit: int | None, load: bool,
