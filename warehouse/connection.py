@@ -31,6 +31,27 @@ QUERY_ONLY = {
 }
 
 
+# DuckDB's worker threads per connection; unset: one per core (DuckDB's default). Lower it where
+# several gpuprices processes share a small machine (the API beside the nightly load; the test
+# suite's two workers on two cores), so that their threads do not contend for the same cores.
+# Setting: https://duckdb.org/docs/stable/configuration/overview ("threads").
+THREADS_ENV = "GPUPRICES_DUCKDB_THREADS"
+
+
+class BadSetting(ValueError):
+    """A warehouse setting from the environment that cannot be used (said, exit 2)."""
+
+
+def threads_setting() -> dict[str, int]:
+    """{"threads": n} from GPUPRICES_DUCKDB_THREADS, or {} when it is unset or empty."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return {}
+    if not raw.isdigit() or int(raw) < 1:
+        raise BadSetting(f"{THREADS_ENV}={raw!r}: expected a whole number of threads, 1 or more")
+    return {"threads": int(raw)}
+
+
 def connect(db_path: Path | str, read_only: bool = False,
             config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     """Open (creating the folder if needed) the warehouse file; ':memory:' works for tests.
@@ -38,7 +59,8 @@ def connect(db_path: Path | str, read_only: bool = False,
     if str(db_path) != ":memory:" and not read_only:
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     try:
-        return duckdb.connect(str(db_path), read_only=read_only, config=config or {})
+        return duckdb.connect(str(db_path), read_only=read_only,
+                              config={**threads_setting(), **(config or {})})
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():
             raise
@@ -101,7 +123,7 @@ def compact(db_path: Path | str) -> tuple[int, int]:
         return "'" + str(p).replace("'", "''") + "'"
 
     try:
-        with duckdb.connect(":memory:") as con:
+        with duckdb.connect(":memory:", config=threads_setting()) as con:
             con.execute(f"ATTACH {literal(path)} AS src (READ_ONLY)")
             con.execute(f"ATTACH {literal(tmp)} AS dst")
             con.execute("COPY FROM DATABASE src TO dst")

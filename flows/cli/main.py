@@ -392,10 +392,12 @@ def main() -> None:
         err.print(f"error: {exc}", highlight=False, markup=False)
         raise SystemExit(2) from None
     except Exception as exc:
-        # A load holds the file: a state to wait out, not a crash. Only a command that opened
-        # the warehouse can meet it, and that command imported the module that defines it.
+        # A load holds the file: a state to wait out, not a crash; or a setting of the
+        # warehouse's is unusable. Only a command that opened the warehouse can meet either,
+        # and that command imported the module that defines them.
         connection = sys.modules.get("gpuprices.warehouse.connection")
-        if connection is None or not isinstance(exc, connection.WarehouseBusy):
+        if connection is None or not isinstance(exc, (connection.WarehouseBusy,
+                                                       connection.BadSetting)):
             raise
         err.print(str(exc), highlight=False, markup=False)
         raise SystemExit(2) from None
