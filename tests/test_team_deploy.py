@@ -3,6 +3,7 @@ real one), and what `gpuprices worker` says without a server."""
 
 import datetime as dt
 import importlib
+import subprocess
 
 import pytest
 from typer.testing import CliRunner
@@ -70,6 +71,24 @@ def test_a_deployment_version_changes_with_what_registering_it_sends(team_deploy
     (crawl, _) = team_deploy.build_deployments(["runpod"], "p")
     crawl.parameters["replay"] = "all"
     assert team_deploy.spec_version(crawl) != first[0]
+
+
+def test_the_version_sent_is_ours_inside_a_git_checkout(team_deploy, tmp_path, monkeypatch):
+    """A worker started in a clone (a git checkout with a remote): Prefect would infer the
+    deployment's version from the commit and send that instead of spec_version, and the next
+    worker would find every deployment at another version."""
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.test", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("remote", "add", "origin", "https://example.test/team/gpuprices.git")
+    git("commit", "-q", "--allow-empty", "-m", "a commit")
+    monkeypatch.chdir(tmp_path)
+    for d in team_deploy.build_deployments(["runpod"], "p"):
+        # What apply() sends as the deployment's version.
+        assert d._get_deployment_version_info(d.version_type).version == \
+            team_deploy.spec_version(d) == d.version
 
 
 def test_a_pool_type_with_no_worker_installed_is_named(team_deploy):

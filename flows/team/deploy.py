@@ -21,11 +21,14 @@ Import this module only after Prefect's environment is set (gpuprices.flows.conf
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import time
+from pathlib import Path
 
 import httpx  # Prefect's HTTP client: its errors are what an unreachable server raises
+from prefect._internal.versioning import VersionType
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
 from prefect.client.schemas.filters import (
@@ -82,6 +85,10 @@ def _deployment(entrypoint: str, name: str, pool: str, queue: str, cron: str | N
         job_variables={"image": image} if image else None)
     # Not the registering machine's folder: the worker imports the installed package.
     d._path = None
+    # Our version, as given: left to infer one, Prefect sends the commit of a git checkout the
+    # worker runs in (a clone with a remote) in its place, which differs from spec_version,
+    # and every worker would register everything again.
+    d.version_type = VersionType.SIMPLE
     d.version = spec_version(d)
     return d
 
@@ -89,8 +96,9 @@ def _deployment(entrypoint: str, name: str, pool: str, queue: str, cron: str | N
 def spec_version(d: RunnerDeployment) -> str:
     """The version a deployment is registered at: gpuprices' version and a hash of everything
     its registration sends (entrypoint, pool, queue, schedules, parameters, limit, tags, job
-    variables) and of its flow's code (Prefect's own version of a flow: a hash of its file)."""
-    spec = {"package": __version__, **d.model_dump(mode="json", exclude={"storage"})}
+    variables) and of the flows' code (flows/team/flows.py, both entrypoints' module)."""
+    spec = {"package": __version__, "code": _flows_code_hash(),
+            **d.model_dump(mode="json", exclude={"storage", "version"})}
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
     return f"{__version__}+{digest[:12]}"
 
@@ -164,6 +172,11 @@ def ensure_limits(providers: list[str]) -> list[str]:
             except ObjectAlreadyExists:
                 continue
     return created
+
+
+@functools.cache
+def _flows_code_hash() -> str:
+    return hashlib.sha256(Path(team.__file__).read_bytes()).hexdigest()
 
 
 def registered_versions(flow_names: list[str]) -> dict[tuple[str, str], str | None]:
