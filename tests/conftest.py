@@ -225,12 +225,14 @@ def w41_settings(tmp_path_factory):
 
     from gpuprices.flows.config import Settings
     from gpuprices.flows.pipeline import steps as pipeline
+    from gpuprices.spiders.archive import list_archives
     from gpuprices.warehouse.contract import PROVIDERS
 
     end = dt.date.fromisoformat(W41_END)
     s = Settings(tmp_path_factory.mktemp("w41") / "data", ROOT / "snapshots").ensure()
     results, listings = [], pipeline.Listings()
-    listings.archived = pipeline.archives(s)
+    # The whole listing, ECB files included: the gates' USD rates are cached under them.
+    listings.archived = list_archives(s.archive_root)
     for p in PROVIDERS:
         days = [d for d, _, _ in pipeline.archives(s, [p], listed=listings.archived) if d <= end]
         results += pipeline.reparse(s, p, [max(days)], listings=listings)

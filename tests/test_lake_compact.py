@@ -15,6 +15,7 @@ import pytest
 
 from gpuprices.flows.config import Settings
 from gpuprices.flows.pipeline import steps as pipeline
+from gpuprices.spiders.archive import list_archives
 from gpuprices.warehouse import db, lake, lake_compact, lake_sync, objstore
 from tests.conftest import ROOT
 from tests.objstore_cli import gp
@@ -26,9 +27,8 @@ TODAY = dt.date(2026, 12, 4)  # every bundled month below is closed by then
 # 12 s of this module's CPU instead of 17 (every test copies, uploads or reads the lake).
 AWS_FROM, AWS_TO = dt.date(2026, 5, 20), dt.date(2026, 6, 12)
 # The archived AWS days in that span (2026-05-26 was never captured): 23, 12 of them in June.
-AWS_DAYS = sorted(d for d in (dt.date.fromisoformat(f.parent.name)
-                              for f in (ROOT / "snapshots").glob("2026-0[56]-*/aws.warc.gz"))
-                  if AWS_FROM <= d <= AWS_TO)
+AWS_DAYS = sorted(d for d, p, _ in list_archives(ROOT / "snapshots")
+                  if p == "aws" and AWS_FROM <= d <= AWS_TO)
 JUNE_DAYS = len([d for d in AWS_DAYS if d.month == 6])
 STEPS = ("written", "verified", "switched", "deleted")
 # The warehouse's answers; lake_loads stamps included: compaction must not change them.

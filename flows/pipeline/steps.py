@@ -95,7 +95,9 @@ class Listings:
     time listing, the same objects each time. One Listings handed to the replays of several
     providers in one process lists each once. What other processes write meanwhile is missed,
     as it could be by a listing taken a moment earlier: concurrent providers never had an
-    order. None: not listed yet (or a listing failed: store_day lists again and reports it)."""
+    order. None: not listed yet (or a listing failed: store_day lists again and reports it).
+    `archived` is list_archives' whole listing, ECB files included (the gates' USD rates are
+    known by them), not a provider's days."""
 
     archived: list[tuple[dt.date, str, Path]] | None = None
     partitions: list[tuple[dt.date, str, Path]] | None = None
